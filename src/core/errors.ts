@@ -1,0 +1,98 @@
+/**
+ * The one error class fleetroute throws, and the codes it carries.
+ *
+ * @module
+ */
+
+/**
+ * Every code a {@link FleetRouteError} can carry. The set only grows; a code never changes meaning.
+ *
+ * - `INVALID_URL`: a worker URL is not `http(s)://host[:port][/path]`, `grpc(s)://host:port`
+ *   or a bare `host:port`.
+ * - `INVALID_ARGUMENT`: an argument or option has the wrong type or is out of range; the message
+ *   names the field.
+ * - `DUPLICATE_URL`: a live worker already has that URL.
+ * - `NOT_FOUND`: no live worker (or model) with that id.
+ * - `URL_CHANGED`: `replace` was given a spec whose URL differs from the worker's.
+ * - `STALE_REVISION`: `expectedRevision` did not match the worker's current revision.
+ * - `CLOSED`: the object was closed and takes no more calls.
+ * - `NO_WORKER`: no worker was available to serve a request.
+ *
+ * @public
+ */
+export type FleetRouteErrorCode =
+  | 'INVALID_URL'
+  | 'INVALID_ARGUMENT'
+  | 'DUPLICATE_URL'
+  | 'NOT_FOUND'
+  | 'URL_CHANGED'
+  | 'STALE_REVISION'
+  | 'CLOSED'
+  | 'NO_WORKER';
+
+/**
+ * The default message of each code, used when a throw site gives none.
+ *
+ * @public
+ */
+export const ERROR_MESSAGES: Readonly<Record<FleetRouteErrorCode, string>> = Object.freeze({
+  INVALID_URL: 'invalid worker URL',
+  INVALID_ARGUMENT: 'invalid argument',
+  DUPLICATE_URL: 'a live worker already has this URL',
+  NOT_FOUND: 'no such worker',
+  URL_CHANGED: 'a replacement must keep the worker URL',
+  STALE_REVISION: 'the worker changed since the expected revision',
+  CLOSED: 'closed',
+  NO_WORKER: 'no worker is available',
+});
+
+const kBrand = Symbol.for('fleetroute.error');
+
+/**
+ * The error fleetroute throws. Match on {@link FleetRouteError.code}, never on the message text.
+ *
+ * `instanceof FleetRouteError` works across duplicate installs of the package (a `Symbol.for`
+ * brand backs it), so a library that bundles its own copy still matches.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await registry.register({ url: 'ftp://nope' });
+ * } catch (error) {
+ *   if (error instanceof FleetRouteError && error.code === 'INVALID_URL') { ... }
+ * }
+ * ```
+ * @public
+ */
+export class FleetRouteError extends Error {
+  /** Stable, machine-readable reason. */
+  readonly code: FleetRouteErrorCode;
+
+  /**
+   * @param code - the reason; see {@link FleetRouteErrorCode}.
+   * @param message - human-readable detail; defaults to the code's default message.
+   * @param options - `cause`: the underlying error, if any.
+   */
+  constructor(code: FleetRouteErrorCode, message?: string, options?: { cause?: unknown }) {
+    super(message ?? ERROR_MESSAGES[code], options);
+    this.name = 'FleetRouteError';
+    this.code = code;
+  }
+
+  /** `true` for any fleetroute error, including one from another copy of the package. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && kBrand in value;
+  }
+
+  /** `true` when `value` is a fleetroute error with the given code. */
+  static is(value: unknown, code?: FleetRouteErrorCode): value is FleetRouteError {
+    return value instanceof FleetRouteError && (code === undefined || value.code === code);
+  }
+}
+
+Object.defineProperty(FleetRouteError.prototype, kBrand, { value: true });
+
+/** @internal Shorthand for `new FleetRouteError('INVALID_ARGUMENT', message)`. */
+export function invalidArgument(message: string): FleetRouteError {
+  return new FleetRouteError('INVALID_ARGUMENT', message);
+}

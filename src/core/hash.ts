@@ -1,0 +1,68 @@
+/**
+ * xxHash64 (seed 0) over the `xxhash-wasm` module, with results read as two unsigned 32-bit
+ * halves so hot paths never touch a BigInt after the hash itself.
+ *
+ * @module
+ * @internal
+ */
+import xxhash from 'xxhash-wasm';
+
+type XXHashApi = Awaited<ReturnType<typeof xxhash>>;
+
+const scratch = new BigUint64Array(1);
+const halves = new Uint32Array(scratch.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const LO = LITTLE_ENDIAN ? 0 : 1;
+const HI = LITTLE_ENDIAN ? 1 : 0;
+
+/**
+ * A loaded xxHash64 instance. Each `hash*` call overwrites {@link Hasher.hi} and
+ * {@link Hasher.lo}; read them before the next call.
+ *
+ * @internal
+ */
+export class Hasher {
+  readonly #api: XXHashApi;
+
+  /** @internal Use {@link loadHasher}. */
+  constructor(api: XXHashApi) {
+    this.#api = api;
+  }
+
+  /** High 32 bits of the last hash. */
+  get hi(): number {
+    return halves[HI]!;
+  }
+
+  /** Low 32 bits of the last hash. */
+  get lo(): number {
+    return halves[LO]!;
+  }
+
+  /** Hash the UTF-8 bytes of `input` (seed 0). Cost: one WASM call, ~80–100 ns for short keys. */
+  hashString(input: string): void {
+    scratch[0] = this.#api.h64(input);
+  }
+
+  /** Hash raw bytes (seed 0). */
+  hashBytes(input: Uint8Array): void {
+    scratch[0] = this.#api.h64Raw(input);
+  }
+
+  /** The full 64-bit hash of a string, as a BigInt (cold paths and tests). */
+  h64(input: string): bigint {
+    return this.#api.h64(input);
+  }
+}
+
+let loading: Promise<Hasher> | undefined;
+
+/**
+ * Loads the WASM hasher once per process; later calls share the same instance.
+ *
+ * @internal
+ */
+export function loadHasher(): Promise<Hasher> {
+  loading ??= xxhash().then((api) => new Hasher(api));
+  return loading;
+}

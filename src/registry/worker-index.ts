@@ -1,0 +1,245 @@
+/**
+ * The registry's indexes: id → worker, url → id, model / type / connection → workers, and the
+ * hash rings over them. Collections are cached as frozen arrays that keep their identity until
+ * their membership (or a member's revision) changes, so readers and policies may cache by
+ * identity. Rings are built lazily on the first read after a change.
+ *
+ * @module
+ * @internal
+ */
+import type { Hasher } from '../core/hash.js';
+import { HashRing, type PointCache } from '../ring/hash-ring.js';
+import type { Worker } from '../workers/worker.js';
+import type { WorkerType } from '../workers/worker-spec.js';
+import type { ConnectionMode } from '../workers/worker-url.js';
+
+/** @internal The shared frozen empty array every miss returns. */
+export const EMPTY_WORKERS: readonly Worker[] = Object.freeze([]);
+
+const ALL = '\u0000all';
+const WILDCARD_ONLY = '\u0000wildcard';
+
+interface RingEntry {
+  source: readonly Worker[];
+  ring: HashRing;
+}
+
+/** @internal */
+export class WorkerIndex {
+  readonly #byId = new Map<string, Worker>();
+  readonly #idByUrl = new Map<string, string>();
+  /** Workers that name a model explicitly, per model, in registration order. */
+  readonly #explicit = new Map<string, Map<string, Worker>>();
+  /** Workers with no models (serve any model). */
+  readonly #wildcard = new Map<string, Worker>();
+  readonly #byType = new Map<WorkerType, Map<string, Worker>>();
+  readonly #byConnection = new Map<ConnectionMode, Map<string, Worker>>();
+
+  #all: readonly Worker[] | undefined = EMPTY_WORKERS;
+  #wildcardArray: readonly Worker[] | undefined = EMPTY_WORKERS;
+  #models: readonly string[] | undefined;
+  readonly #modelArrays = new Map<string, readonly Worker[]>();
+  readonly #typeArrays = new Map<WorkerType, readonly Worker[]>();
+  readonly #connectionArrays = new Map<ConnectionMode, readonly Worker[]>();
+
+  readonly #hasher: Hasher;
+  readonly #virtualNodes: number;
+  readonly #points: PointCache = new Map();
+  readonly #rings = new Map<string, RingEntry>();
+  #ringsBuilt = 0;
+
+  constructor(hasher: Hasher, virtualNodes: number) {
+    this.#hasher = hasher;
+    this.#virtualNodes = virtualNodes;
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  get ringsBuilt(): number {
+    return this.#ringsBuilt;
+  }
+
+  get wildcardCount(): number {
+    return this.#wildcard.size;
+  }
+
+  get(id: string): Worker | undefined {
+    return this.#byId.get(id);
+  }
+
+  idByUrl(url: string): string | undefined {
+    return this.#idByUrl.get(url);
+  }
+
+  /** Live workers in registration order (frozen, cached). */
+  all(): readonly Worker[] {
+    return (this.#all ??= this.#byId.size === 0 ? EMPTY_WORKERS : Object.freeze([...this.#byId.values()]));
+  }
+
+  /** Explicitly served model ids, sorted (frozen, cached). */
+  models(): readonly string[] {
+    return (this.#models ??= Object.freeze([...this.#explicit.keys()].sort()));
+  }
+
+  /** Whether some live worker names `model` explicitly. */
+  hasModel(model: string): boolean {
+    return this.#explicit.has(model);
+  }
+
+  /**
+   * Workers that serve `model`: those naming it plus the wildcard workers. When the registry
+   * serves at most one model, that set is every worker, and the all-workers array is returned
+   * (the same object), so the model's ring and the wildcard ring are one object too.
+   */
+  byModel(model: string): readonly Worker[] {
+    const explicit = this.#explicit.get(model);
+    if (explicit === undefined) return this.#wildcardWorkers();
+    if (this.#explicit.size === 1) return this.all();
+    let array = this.#modelArrays.get(model);
+    if (array === undefined) {
+      array = Object.freeze(
+        this.#wildcard.size === 0 ? [...explicit.values()] : [...explicit.values(), ...this.#wildcard.values()],
+      );
+      this.#modelArrays.set(model, array);
+    }
+    return array;
+  }
+
+  byType(type: WorkerType): readonly Worker[] {
+    return cached(this.#typeArrays, this.#byType, type);
+  }
+
+  byConnection(connection: ConnectionMode): readonly Worker[] {
+    return cached(this.#connectionArrays, this.#byConnection, connection);
+  }
+
+  /** The ring over `byModel(model)`, or over every worker when `model` is undefined. */
+  ring(model: string | undefined): HashRing {
+    const workers = model === undefined ? this.all() : this.byModel(model);
+    const key = workers === this.#all ? ALL : this.#explicit.has(model!) ? model! : WILDCARD_ONLY;
+    const entry = this.#rings.get(key);
+    if (entry !== undefined) {
+      if (entry.source === workers) return entry.ring;
+      if (sameUrls(entry.ring, workers)) {
+        entry.source = workers;
+        return entry.ring;
+      }
+    }
+    const ring = new HashRing(
+      this.#hasher,
+      workers.map((w) => w.url),
+      this.#virtualNodes,
+      this.#points,
+    );
+    this.#ringsBuilt++;
+    this.#rings.set(key, { source: workers, ring });
+    return ring;
+  }
+
+  add(worker: Worker): void {
+    this.#byId.set(worker.id, worker);
+    this.#idByUrl.set(worker.url, worker.id);
+    this.#link(worker);
+  }
+
+  /** Swaps `old` for `next` (same id and URL), keeping the id's position. */
+  replace(old: Worker, next: Worker): void {
+    this.#unlink(old);
+    this.#byId.set(next.id, next);
+    this.#link(next);
+  }
+
+  remove(worker: Worker): void {
+    this.#unlink(worker);
+    this.#byId.delete(worker.id);
+    if (this.#idByUrl.get(worker.url) === worker.id) this.#idByUrl.delete(worker.url);
+    this.#points.delete(worker.url);
+  }
+
+  #wildcardWorkers(): readonly Worker[] {
+    if (this.#explicit.size === 0) return this.all();
+    return (this.#wildcardArray ??= this.#wildcard.size === 0 ? EMPTY_WORKERS : Object.freeze([...this.#wildcard.values()]));
+  }
+
+  #link(worker: Worker): void {
+    const id = worker.id;
+    if (worker.models.length === 0) {
+      this.#wildcard.set(id, worker);
+      this.#invalidateWildcard();
+    } else {
+      for (const model of worker.models) {
+        let members = this.#explicit.get(model);
+        if (members === undefined) {
+          members = new Map();
+          this.#explicit.set(model, members);
+          this.#models = undefined;
+        }
+        members.set(id, worker);
+        this.#modelArrays.delete(model);
+      }
+    }
+    group(this.#byType, worker.type).set(id, worker);
+    group(this.#byConnection, worker.connection).set(id, worker);
+    this.#typeArrays.delete(worker.type);
+    this.#connectionArrays.delete(worker.connection);
+    this.#all = undefined;
+  }
+
+  #unlink(worker: Worker): void {
+    const id = worker.id;
+    if (worker.models.length === 0) {
+      this.#wildcard.delete(id);
+      this.#invalidateWildcard();
+    } else {
+      for (const model of worker.models) {
+        const members = this.#explicit.get(model);
+        if (members === undefined) continue;
+        members.delete(id);
+        this.#modelArrays.delete(model);
+        if (members.size === 0) {
+          this.#explicit.delete(model);
+          this.#rings.delete(model);
+          this.#models = undefined;
+        }
+      }
+    }
+    this.#byType.get(worker.type)?.delete(id);
+    this.#byConnection.get(worker.connection)?.delete(id);
+    this.#typeArrays.delete(worker.type);
+    this.#connectionArrays.delete(worker.connection);
+    this.#all = undefined;
+  }
+
+  #invalidateWildcard(): void {
+    this.#wildcardArray = undefined;
+    this.#modelArrays.clear();
+  }
+}
+
+function group<K, V>(map: Map<K, Map<string, V>>, key: K): Map<string, V> {
+  let members = map.get(key);
+  if (members === undefined) {
+    members = new Map();
+    map.set(key, members);
+  }
+  return members;
+}
+
+function cached<K>(arrays: Map<K, readonly Worker[]>, groups: Map<K, Map<string, Worker>>, key: K): readonly Worker[] {
+  let array = arrays.get(key);
+  if (array === undefined) {
+    const members = groups.get(key);
+    array = members === undefined || members.size === 0 ? EMPTY_WORKERS : Object.freeze([...members.values()]);
+    arrays.set(key, array);
+  }
+  return array;
+}
+
+/** Whether `ring` holds exactly the URLs of `workers` (URLs are unique among live workers). */
+function sameUrls(ring: HashRing, workers: readonly Worker[]): boolean {
+  if (ring.workerCount !== workers.length) return false;
+  for (const worker of workers) if (!ring.has(worker.url)) return false;
+  return true;
+}

@@ -1,0 +1,144 @@
+/**
+ * Per-worker circuit breaker: closed → open → half-open → closed.
+ *
+ * @module
+ */
+import type { Clock } from './clock.js';
+import type { ResolvedCircuitBreakerConfig } from './circuit-breaker-config.js';
+
+/** A breaker's state. Only `closed` and a half-open breaker with a free trial slot admit requests. @public */
+export type CircuitState = 'closed' | 'open' | 'half_open';
+
+/** Plain-data view of a breaker for `stats()` and snapshots. @public */
+export interface CircuitBreakerSnapshot {
+  readonly state: CircuitState;
+  readonly consecutiveFailures: number;
+  readonly trialsInFlight: number;
+  readonly disabled: boolean;
+}
+
+/**
+ * A worker's circuit breaker.
+ *
+ * - **closed**: every request passes; `failureThreshold` consecutive failures open it.
+ * - **open**: no request passes until `openMs` have elapsed; then the next read of
+ *   {@link CircuitBreaker.state} or {@link CircuitBreaker.canExecute} finds it half-open (no timer
+ *   per worker: the transition is evaluated lazily from the injected clock).
+ * - **half_open**: at most `halfOpenMaxRequests` trial requests at a time; `successThreshold`
+ *   successes close it, any failure reopens it.
+ *
+ * A disabled breaker is always closed and ignores outcomes.
+ *
+ * @public
+ */
+export class CircuitBreaker {
+  readonly #config: ResolvedCircuitBreakerConfig;
+  readonly #clock: Clock;
+  #state: CircuitState = 'closed';
+  #consecutiveFailures = 0;
+  #halfOpenSuccesses = 0;
+  #trialsInFlight = 0;
+  #openedAt = 0;
+
+  /** @internal Breakers are created by the registry with the worker. */
+  constructor(config: ResolvedCircuitBreakerConfig, clock: Clock) {
+    this.#config = config;
+    this.#clock = clock;
+  }
+
+  /** The resolved configuration. */
+  get config(): ResolvedCircuitBreakerConfig {
+    return this.#config;
+  }
+
+  /** The current state, after applying an elapsed open period. O(1). */
+  get state(): CircuitState {
+    if (this.#state === 'open' && this.#clock() - this.#openedAt >= this.#config.openMs) {
+      this.#state = 'half_open';
+      this.#halfOpenSuccesses = 0;
+      this.#trialsInFlight = 0;
+    }
+    return this.#state;
+  }
+
+  /** Whether a request may be sent now. Does not reserve a trial slot. O(1). */
+  canExecute(): boolean {
+    if (this.#config.disabled) return true;
+    const state = this.state;
+    if (state === 'closed') return true;
+    return state === 'half_open' && this.#trialsInFlight < this.#config.halfOpenMaxRequests;
+  }
+
+  /** Records a successful request. In half-open, enough of them close the breaker. */
+  recordSuccess(): void {
+    if (this.#config.disabled) return;
+    const state = this.state;
+    if (state === 'half_open') {
+      this.#endTrial();
+      if (++this.#halfOpenSuccesses >= this.#config.successThreshold) this.#close();
+    } else if (state === 'closed') {
+      this.#consecutiveFailures = 0;
+    }
+  }
+
+  /** Records a failed request. Opens the breaker at the threshold, or at once when half-open. */
+  recordFailure(): void {
+    if (this.#config.disabled) return;
+    const state = this.state;
+    if (state === 'half_open') {
+      this.#endTrial();
+      this.#open();
+    } else if (state === 'closed') {
+      if (++this.#consecutiveFailures >= this.#config.failureThreshold) this.#open();
+    }
+  }
+
+  /** Closes the breaker and forgets every count. */
+  reset(): void {
+    this.#close();
+  }
+
+  /** Opens the breaker now, as if the failure threshold had been reached. */
+  forceOpen(): void {
+    this.#open();
+  }
+
+  /** A plain-data copy of the breaker's state. */
+  snapshot(): CircuitBreakerSnapshot {
+    return {
+      state: this.state,
+      consecutiveFailures: this.#consecutiveFailures,
+      trialsInFlight: this.#trialsInFlight,
+      disabled: this.#config.disabled,
+    };
+  }
+
+  /** @internal A lease was taken: in half-open it occupies a trial slot. */
+  onAcquire(): void {
+    if (!this.#config.disabled && this.state === 'half_open') this.#trialsInFlight++;
+  }
+
+  /** @internal A lease ended without an outcome: free its trial slot. */
+  onReleaseWithoutOutcome(): void {
+    if (this.#state === 'half_open') this.#endTrial();
+  }
+
+  #endTrial(): void {
+    if (this.#trialsInFlight > 0) this.#trialsInFlight--;
+  }
+
+  #open(): void {
+    this.#state = 'open';
+    this.#openedAt = this.#clock();
+    this.#consecutiveFailures = 0;
+    this.#halfOpenSuccesses = 0;
+    this.#trialsInFlight = 0;
+  }
+
+  #close(): void {
+    this.#state = 'closed';
+    this.#consecutiveFailures = 0;
+    this.#halfOpenSuccesses = 0;
+    this.#trialsInFlight = 0;
+  }
+}

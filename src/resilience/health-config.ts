@@ -1,0 +1,44 @@
+/**
+ * Health-check options and their defaults.
+ *
+ * @module
+ */
+import { readBoolean, readInteger, readObject } from '../core/options.js';
+
+/**
+ * How workers are probed (durations in milliseconds).
+ *
+ * @public
+ */
+export interface HealthConfig {
+  /** Time between two probes of one worker (ms). @defaultValue 30000 */
+  readonly intervalMs?: number;
+  /** A probe that has not answered after this long counts as a failure (ms). @defaultValue 5000 */
+  readonly timeoutMs?: number;
+  /** Consecutive successes that make a worker ready. @defaultValue 2 */
+  readonly successThreshold?: number;
+  /** Consecutive failures that make a ready worker not ready. @defaultValue 3 */
+  readonly failureThreshold?: number;
+  /** Remove a worker from the registry once it is `failed`. @defaultValue false */
+  readonly removeFailed?: boolean;
+}
+
+/** {@link HealthConfig} with every default filled in. @public */
+export type ResolvedHealthConfig = Readonly<Required<HealthConfig>>;
+
+/**
+ * Validates `input` and fills in defaults, falling back to `base` for omitted fields.
+ *
+ * @throws FleetRouteError `INVALID_ARGUMENT` naming the first bad field.
+ * @internal
+ */
+export function resolveHealthConfig(input: unknown, field = 'health', base?: ResolvedHealthConfig): ResolvedHealthConfig {
+  const o = readObject(field, input);
+  return Object.freeze({
+    intervalMs: readInteger(`${field}.intervalMs`, o.intervalMs, base?.intervalMs ?? 30_000, 1, 2_147_483_647),
+    timeoutMs: readInteger(`${field}.timeoutMs`, o.timeoutMs, base?.timeoutMs ?? 5_000, 1, 2_147_483_647),
+    successThreshold: readInteger(`${field}.successThreshold`, o.successThreshold, base?.successThreshold ?? 2, 1, 1_000),
+    failureThreshold: readInteger(`${field}.failureThreshold`, o.failureThreshold, base?.failureThreshold ?? 3, 1, 1_000),
+    removeFailed: readBoolean(`${field}.removeFailed`, o.removeFailed, base?.removeFailed ?? false),
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * `WorkerLease`: one request in flight on one worker.
+ *
+ * @module
+ */
+import type { Worker, WorkerRuntime } from './worker.js';
+
+/**
+ * How a request ended, fed to the worker's circuit breaker. When `status` is given it decides:
+ * a status in the breaker's `failureStatuses` is a failure, any other a success. Without
+ * `status`, `ok: false` (a network error, a timeout) is a failure.
+ *
+ * @public
+ */
+export interface LeaseOutcome {
+  readonly ok: boolean;
+  readonly status?: number;
+}
+
+/**
+ * A request in flight on a worker, from {@link Worker.acquire} (or a router's `select`).
+ * `release` decrements the worker's `load` exactly once; later calls do nothing.
+ *
+ * @public
+ */
+export class WorkerLease {
+  readonly #worker: Worker;
+  #runtime: WorkerRuntime | undefined;
+
+  /** @internal Use {@link Worker.acquire}. */
+  constructor(worker: Worker, runtime: WorkerRuntime) {
+    this.#worker = worker;
+    this.#runtime = runtime;
+  }
+
+  /** The worker this lease is on. */
+  get worker(): Worker {
+    return this.#worker;
+  }
+
+  /** Whether `release` has been called. */
+  get released(): boolean {
+    return this.#runtime === undefined;
+  }
+
+  /**
+   * Ends the lease: the worker's `load` goes down by one, and the outcome, if given, is recorded
+   * in its circuit breaker. O(1).
+   *
+   * @returns `true` the first time, `false` on every later call (which does nothing).
+   */
+  release(outcome?: LeaseOutcome): boolean {
+    const rt = this.#runtime;
+    if (rt === undefined) return false;
+    this.#runtime = undefined;
+    if (rt.load > 0) rt.load--;
+    const breaker = rt.breaker;
+    if (outcome === undefined || outcome === null || typeof outcome !== 'object') {
+      breaker.onReleaseWithoutOutcome();
+    } else if (isFailure(outcome, breaker.config.failureStatuses)) {
+      breaker.recordFailure();
+    } else {
+      breaker.recordSuccess();
+    }
+    return true;
+  }
+}
+
+function isFailure(outcome: LeaseOutcome, failureStatuses: readonly number[]): boolean {
+  const status = outcome.status;
+  if (typeof status === 'number' && Number.isFinite(status)) return failureStatuses.includes(status);
+  return outcome.ok !== true;
+}

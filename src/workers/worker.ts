@@ -1,0 +1,275 @@
+/**
+ * `Worker`: one model-server instance as the registry hands it out.
+ *
+ * @module
+ */
+import { inspect } from 'node:util';
+import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
+import type { CircuitBreaker, CircuitBreakerSnapshot } from '../resilience/circuit-breaker.js';
+import type { HealthConfig } from '../resilience/health-config.js';
+import type { RetryConfig } from '../resilience/retry-config.js';
+import { WorkerLease } from './lease.js';
+import type { ResolvedWorkerSpec, RuntimeType, WorkerStatus, WorkerType } from './worker-spec.js';
+import type { ConnectionMode } from './worker-url.js';
+
+/**
+ * The per-worker values a policy reads, gathered in one call so a policy touches each candidate
+ * once per selection. Pass the same object to {@link Worker.routingState} on every call to read
+ * without allocating.
+ *
+ * @public
+ */
+export interface RoutingState {
+  /** The worker is live and `ready`. */
+  healthy: boolean;
+  /** The worker's circuit breaker admits a request now. */
+  canExecute: boolean;
+  /** Requests in flight (leases not yet released). */
+  load: number;
+  /** Requests ever selected. */
+  processed: number;
+}
+
+/**
+ * A plain-data copy of a worker, safe to serialise: no secret, no live object.
+ *
+ * @public
+ */
+export interface WorkerInfo {
+  readonly id: string;
+  readonly url: string;
+  readonly baseUrl: string;
+  readonly models: readonly string[];
+  readonly type: WorkerType;
+  readonly connection: ConnectionMode;
+  readonly runtime: RuntimeType;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly priority: number;
+  readonly cost: number;
+  readonly bootstrapPort?: number;
+  readonly dpRank?: number;
+  readonly dpSize?: number;
+  readonly status: WorkerStatus;
+  readonly revision: number;
+  readonly load: number;
+  readonly processed: number;
+  readonly live: boolean;
+  readonly circuitBreaker: CircuitBreakerSnapshot;
+}
+
+/**
+ * @internal State shared by every revision of one worker id: a `replace` hands the same runtime
+ * to the new revision, so status, counters and in-flight leases carry over.
+ */
+export class WorkerRuntime {
+  status: WorkerStatus;
+  load = 0;
+  processed = 0;
+  live = true;
+  breaker: CircuitBreaker;
+
+  constructor(status: WorkerStatus, breaker: CircuitBreaker) {
+    this.status = status;
+    this.breaker = breaker;
+  }
+}
+
+/**
+ * One model-server worker. Read-only to callers except for the documented counters
+ * ({@link Worker.acquire}, {@link Worker.incrementProcessed}) and its
+ * {@link Worker.circuitBreaker}. Each `replace` creates a new `Worker` object (new
+ * `revision`) that shares status, counters and breaker with the previous one; the old object
+ * keeps its old spec.
+ *
+ * @public
+ */
+export class Worker {
+  readonly #id: string;
+  readonly #revision: number;
+  readonly #spec: ResolvedWorkerSpec;
+  readonly #modelSet: ReadonlySet<string>;
+  readonly #runtime: WorkerRuntime;
+
+  /** @internal Workers are created by the registry. */
+  constructor(id: string, revision: number, spec: ResolvedWorkerSpec, runtime: WorkerRuntime) {
+    this.#id = id;
+    this.#revision = revision;
+    this.#spec = spec;
+    this.#modelSet = new Set(spec.models);
+    this.#runtime = runtime;
+  }
+
+  /** Stable id, kept across same-URL replaces. */
+  get id(): string {
+    return this.#id;
+  }
+  /** Normalised URL, with the `@rank` suffix when the worker is a data-parallel rank. */
+  get url(): string {
+    return this.#spec.url;
+  }
+  /** Normalised URL without the `@rank` suffix: where a transport sends requests. */
+  get baseUrl(): string {
+    return this.#spec.baseUrl;
+  }
+  /** Model ids served (frozen). Empty: a wildcard worker that serves any model. */
+  get models(): readonly string[] {
+    return this.#spec.models;
+  }
+  /** `true` when the worker serves any model. */
+  get isWildcard(): boolean {
+    return this.#spec.models.length === 0;
+  }
+  get type(): WorkerType {
+    return this.#spec.type;
+  }
+  get connection(): ConnectionMode {
+    return this.#spec.connection;
+  }
+  get runtime(): RuntimeType {
+    return this.#spec.runtime;
+  }
+  /** Frozen labels. */
+  get labels(): Readonly<Record<string, string>> {
+    return this.#spec.labels;
+  }
+  get priority(): number {
+    return this.#spec.priority;
+  }
+  get cost(): number {
+    return this.#spec.cost;
+  }
+  get bootstrapPort(): number | undefined {
+    return this.#spec.bootstrapPort;
+  }
+  get dpRank(): number | undefined {
+    return this.#spec.dpRank;
+  }
+  get dpSize(): number | undefined {
+    return this.#spec.dpSize;
+  }
+  /** The worker's secret for transports. Not part of `toJSON()`, events' JSON or `inspect`. */
+  get apiKey(): string | undefined {
+    return this.#spec.apiKey;
+  }
+  /** Per-worker health overrides as given at registration. */
+  get health(): HealthConfig | undefined {
+    return this.#spec.health;
+  }
+  /** Per-worker breaker overrides as given at registration. */
+  get circuitBreakerConfig(): CircuitBreakerConfig | undefined {
+    return this.#spec.circuitBreaker;
+  }
+  /** Per-worker retry overrides as given at registration. */
+  get retry(): RetryConfig | undefined {
+    return this.#spec.retry;
+  }
+  /** 0 at registration, +1 on every `replace`. */
+  get revision(): number {
+    return this.#revision;
+  }
+  /** Current status (shared by all revisions of this id). */
+  get status(): WorkerStatus {
+    return this.#runtime.status;
+  }
+  /** Requests in flight: leases taken and not yet released. Never negative. */
+  get load(): number {
+    return this.#runtime.load;
+  }
+  /** Requests ever selected for this worker. */
+  get processed(): number {
+    return this.#runtime.processed;
+  }
+  /** `false` once the worker has been removed from its registry. */
+  get live(): boolean {
+    return this.#runtime.live;
+  }
+  /** The worker's circuit breaker (shared by all revisions unless a replace changed its config). */
+  get circuitBreaker(): CircuitBreaker {
+    return this.#runtime.breaker;
+  }
+
+  /** Whether the worker serves `model`. O(1). */
+  serves(model: string): boolean {
+    return this.#spec.models.length === 0 || this.#modelSet.has(model);
+  }
+
+  /** Live, `ready`, and its breaker admits a request. O(1). */
+  isAvailable(): boolean {
+    const rt = this.#runtime;
+    return rt.live && rt.status === 'ready' && rt.breaker.canExecute();
+  }
+
+  /**
+   * Reads every routing value in one call into `into` (reused when given, so no allocation).
+   *
+   * @returns `into`, filled in.
+   */
+  routingState(into: RoutingState = { healthy: false, canExecute: false, load: 0, processed: 0 }): RoutingState {
+    const rt = this.#runtime;
+    into.healthy = rt.live && rt.status === 'ready';
+    into.canExecute = rt.breaker.canExecute();
+    into.load = rt.load;
+    into.processed = rt.processed;
+    return into;
+  }
+
+  /**
+   * Takes a lease: `load` goes up by one now and down by one when the lease is released
+   * (exactly once). In a half-open breaker the lease occupies a trial slot.
+   *
+   * @returns the lease; call `release(outcome?)` when the request ends.
+   */
+  acquire(): WorkerLease {
+    const rt = this.#runtime;
+    rt.load++;
+    rt.breaker.onAcquire();
+    return new WorkerLease(this, rt);
+  }
+
+  /** Counts one more request selected for this worker. Policies call it on every pick. O(1). */
+  incrementProcessed(): void {
+    this.#runtime.processed++;
+  }
+
+  /** A plain-data copy without the secret. */
+  toJSON(): WorkerInfo {
+    const s = this.#spec;
+    const rt = this.#runtime;
+    return {
+      id: this.#id,
+      url: s.url,
+      baseUrl: s.baseUrl,
+      models: s.models,
+      type: s.type,
+      connection: s.connection,
+      runtime: s.runtime,
+      labels: s.labels,
+      priority: s.priority,
+      cost: s.cost,
+      ...(s.bootstrapPort === undefined ? {} : { bootstrapPort: s.bootstrapPort }),
+      ...(s.dpRank === undefined ? {} : { dpRank: s.dpRank }),
+      ...(s.dpSize === undefined ? {} : { dpSize: s.dpSize }),
+      status: rt.status,
+      revision: this.#revision,
+      load: rt.load,
+      processed: rt.processed,
+      live: rt.live,
+      circuitBreaker: rt.breaker.snapshot(),
+    };
+  }
+
+  /** @internal How `console.log` shows a worker: its JSON, never the secret. */
+  [inspect.custom](): string {
+    return `Worker ${inspect(this.toJSON(), { depth: 3 })}`;
+  }
+
+  /** @internal The resolved spec this revision was built from. */
+  static specOf(worker: Worker): ResolvedWorkerSpec {
+    return worker.#spec;
+  }
+
+  /** @internal The runtime shared across revisions. */
+  static runtimeOf(worker: Worker): WorkerRuntime {
+    return worker.#runtime;
+  }
+}
