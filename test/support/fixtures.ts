@@ -1,0 +1,95 @@
+/**
+ * Shared arrange helpers for the unit and scenario tests: a registry that records its events,
+ * a hand-driven clock, and assertions for `FleetRouteError` codes.
+ */
+import { expect } from 'vitest';
+import {
+  FleetRouteError,
+  type FleetRouteErrorCode,
+  type WorkerEvent,
+  WorkerRegistry,
+  type WorkerRegistryOptions,
+} from '../../src/index.js';
+
+/** A clock the test moves by hand: `clock.now += 1000`. */
+export interface FakeClock {
+  now: number;
+  readonly read: () => number;
+}
+
+export function fakeClock(start = 0): FakeClock {
+  const clock: FakeClock = {
+    now: start,
+    read: () => clock.now,
+  };
+  return clock;
+}
+
+export interface RecordedRegistry {
+  readonly registry: WorkerRegistry;
+  /** Every event the registry emitted, in order. */
+  readonly events: WorkerEvent[];
+  readonly clock: FakeClock;
+}
+
+/**
+ * A registry whose workers start `ready` (nothing probes health in unit tests), driven by a fake
+ * clock, with one `'event'` listener recording every event.
+ */
+export async function recordedRegistry(
+  options: WorkerRegistryOptions = {},
+): Promise<RecordedRegistry> {
+  const clock = fakeClock();
+  const registry = await WorkerRegistry.create({
+    defaultStatus: 'ready',
+    clock: clock.read,
+    ...options,
+  });
+  const events: WorkerEvent[] = [];
+  registry.on('event', (event) => {
+    events.push(event);
+  });
+  return { registry, events, clock };
+}
+
+/** Asserts that `error` is a `FleetRouteError` with `code`, and returns it typed. */
+export function expectFleetError(error: unknown, code: FleetRouteErrorCode): FleetRouteError {
+  expect(error).toBeInstanceOf(FleetRouteError);
+  const typed = error as FleetRouteError;
+  expect(typed.code).toBe(code);
+  expect(typed.name).toBe('FleetRouteError');
+  return typed;
+}
+
+/** Runs `fn` synchronously, expecting it to throw a `FleetRouteError` with `code`. */
+export function throwsCode(fn: () => unknown, code: FleetRouteErrorCode): FleetRouteError {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught, `expected a ${code} throw`).toBeDefined();
+  return expectFleetError(caught, code);
+}
+
+/** Awaits `promise`, expecting it to reject with a `FleetRouteError` with `code`. */
+export async function rejectsCode(
+  promise: Promise<unknown>,
+  code: FleetRouteErrorCode,
+): Promise<FleetRouteError> {
+  const outcome = await promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  expect(outcome.ok, `expected a ${code} rejection`).toBe(false);
+  return expectFleetError((outcome as { error: unknown }).error, code);
+}
+
+/** A string of about `megabytes` MB, for oversized-input tests. */
+export function hugeString(megabytes = 10): string {
+  return 'a'.repeat(megabytes * 1024 * 1024);
+}
+
+/** A lone high surrogate inside otherwise valid text. */
+export const LONE_SURROGATE = 'http://host\uD800:8000';
