@@ -11,9 +11,23 @@ interface Entry {
   users: number;
 }
 
+/**
+ * @internal Points where tests may suspend a mutation to force interleavings: before it asks
+ * for the URL's lock, and after it holds the lock but before it reads any state.
+ */
+export interface LockHooks {
+  readonly beforeLock?: (url: string) => Promise<void>;
+  readonly insideLock?: (url: string) => Promise<void>;
+}
+
 /** @internal Serialises work per URL; work on different URLs interleaves freely. */
 export class UrlLocks {
   readonly #locks = new Map<string, Entry>();
+  readonly #hooks: LockHooks;
+
+  constructor(hooks: LockHooks = {}) {
+    this.#hooks = hooks;
+  }
 
   /** Number of URLs with a holder or a waiter (for stats and leak tests). */
   get size(): number {
@@ -21,7 +35,7 @@ export class UrlLocks {
   }
 
   /** Runs `fn` while holding the lock of `url`; the lock is released even when `fn` throws. */
-  async run<T>(url: string, fn: () => T | Promise<T>): Promise<T> {
+  async run<T>(url: string, fn: () => T): Promise<T> {
     let entry = this.#locks.get(url);
     if (entry === undefined) {
       entry = { mutex: new Mutex(), users: 0 };
@@ -29,7 +43,12 @@ export class UrlLocks {
     }
     entry.users++;
     try {
-      return await entry.mutex.runExclusive(fn);
+      const { beforeLock, insideLock } = this.#hooks;
+      if (beforeLock !== undefined) await beforeLock(url);
+      return await entry.mutex.runExclusive(async () => {
+        if (insideLock !== undefined) await insideLock(url);
+        return fn();
+      });
     } finally {
       if (--entry.users === 0) this.#locks.delete(url);
     }

@@ -32,7 +32,7 @@ import { type ConnectionMode, parseWorkerUrl } from '../workers/worker-url.js';
 import { EventStream, type StreamItem } from './event-stream.js';
 import type { WorkerEvent, WorkerEventMap, WorkerEventType } from './worker-event.js';
 import { WorkerIndex } from './worker-index.js';
-import { UrlLocks } from './url-locks.js';
+import { type LockHooks, UrlLocks } from './url-locks.js';
 
 /**
  * Options of {@link WorkerRegistry.create}.
@@ -143,7 +143,7 @@ const WILDCARD_MODELS = new Set(['', '*']);
 export class WorkerRegistry {
   // Lock order: a mutation takes exactly one URL lock and never another while holding it.
   readonly #index: WorkerIndex;
-  readonly #locks = new UrlLocks();
+  readonly #locks: UrlLocks;
   readonly #reserved = new Map<string, string>();
   readonly #retryConfigs = new Map<string, ResolvedRetryConfig>();
   readonly #emitter = new EventEmitter<WorkerEventMap>();
@@ -160,8 +160,12 @@ export class WorkerRegistry {
 
   // ─── 1. Construction & subscription ─────────────────────────────────────────────────────
 
-  /** @internal Use {@link WorkerRegistry.create}. */
-  constructor(hasher: Hasher, options: WorkerRegistryOptions = {}) {
+  /**
+   * @internal Use {@link WorkerRegistry.create}. `lockHooks` lets tests suspend mutations around
+   * lock acquisition to force interleavings.
+   */
+  constructor(hasher: Hasher, options: WorkerRegistryOptions = {}, lockHooks?: LockHooks) {
+    this.#locks = new UrlLocks(lockHooks);
     const o = readObject('options', options);
     const virtualNodes = readInteger('options.virtualNodes', o.virtualNodes, DEFAULT_VIRTUAL_NODES, 1, 10_000);
     this.#defaultStatus = readEnum('options.defaultStatus', o.defaultStatus, WORKER_STATUSES, 'pending');
