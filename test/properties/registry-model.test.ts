@@ -460,7 +460,7 @@ function checkResultsAgainstEvents(
     }
   });
   expect(log.length).toBe(expected);
-  log.forEach((event, i) => expect(event.seq).toBe(i + 1));
+  expect(log.map((event) => event.seq)).toEqual(log.map((_, i) => i + 1));
 }
 
 /** Invariant 2: per id, `registered` first, `removed` last, nothing after. */
