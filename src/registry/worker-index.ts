@@ -94,17 +94,7 @@ export class WorkerIndex {
    * (the same object), so the model's ring and the wildcard ring are one object too.
    */
   byModel(model: string): readonly Worker[] {
-    const explicit = this.#explicit.get(model);
-    if (explicit === undefined) return this.#wildcardWorkers();
-    if (this.#explicit.size === 1) return this.all();
-    let array = this.#modelArrays.get(model);
-    if (array === undefined) {
-      array = Object.freeze(
-        this.#wildcard.size === 0 ? [...explicit.values()] : [...explicit.values(), ...this.#wildcard.values()],
-      );
-      this.#modelArrays.set(model, array);
-    }
-    return array;
+    return this.#modelArrays.get(model) ?? this.#buildModelArray(model);
   }
 
   byType(type: WorkerType): readonly Worker[] {
@@ -158,6 +148,21 @@ export class WorkerIndex {
     this.#points.delete(worker.url);
   }
 
+  /** Cached only for served models: unknown model names come from requests and are unbounded. */
+  #buildModelArray(model: string): readonly Worker[] {
+    const explicit = this.#explicit.get(model);
+    if (explicit === undefined) return this.#wildcardWorkers();
+    let array: readonly Worker[];
+    if (this.#explicit.size === 1) array = this.all();
+    else {
+      array = Object.freeze(
+        this.#wildcard.size === 0 ? [...explicit.values()] : [...explicit.values(), ...this.#wildcard.values()],
+      );
+    }
+    this.#modelArrays.set(model, array);
+    return array;
+  }
+
   #wildcardWorkers(): readonly Worker[] {
     if (this.#explicit.size === 0) return this.all();
     return (this.#wildcardArray ??= this.#wildcard.size === 0 ? EMPTY_WORKERS : Object.freeze([...this.#wildcard.values()]));
@@ -175,6 +180,7 @@ export class WorkerIndex {
           members = new Map();
           this.#explicit.set(model, members);
           this.#models = undefined;
+          this.#modelArrays.clear();
         }
         members.set(id, worker);
         this.#modelArrays.delete(model);
@@ -202,6 +208,7 @@ export class WorkerIndex {
           this.#explicit.delete(model);
           this.#rings.delete(model);
           this.#models = undefined;
+          this.#modelArrays.clear();
         }
       }
     }

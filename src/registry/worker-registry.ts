@@ -119,8 +119,6 @@ export interface RegistrySnapshot {
   readonly retryConfigs: Readonly<Record<string, ResolvedRetryConfig>>;
 }
 
-const WILDCARD_MODELS = new Set(['', '*']);
-
 /**
  * The live set of workers.
  *
@@ -689,7 +687,7 @@ export class WorkerRegistry {
 function isWildcardModel(model: string | undefined): boolean {
   if (model === undefined) return true;
   if (typeof model !== 'string') fail('model', 'a string', model);
-  return WILDCARD_MODELS.has(model);
+  return model === '' || model === '*';
 }
 
 function tryNormalise(url: string): string | undefined {
