@@ -119,12 +119,15 @@ export class Worker {
   get isWildcard(): boolean {
     return this.#spec.models.length === 0;
   }
+  /** Role: `regular`, `prefill` or `decode`. */
   get type(): WorkerType {
     return this.#spec.type;
   }
+  /** `http` or `grpc`, from the URL scheme. */
   get connection(): ConnectionMode {
     return this.#spec.connection;
   }
+  /** Engine behind the worker (`vllm`, `sglang`, `trtllm`, `unspecified`). */
   get runtime(): RuntimeType {
     return this.#spec.runtime;
   }
@@ -132,18 +135,23 @@ export class Worker {
   get labels(): Readonly<Record<string, string>> {
     return this.#spec.labels;
   }
+  /** Higher is preferred by policies that read it (default 50). */
   get priority(): number {
     return this.#spec.priority;
   }
+  /** Relative cost of a request on this worker (default 1). */
   get cost(): number {
     return this.#spec.cost;
   }
+  /** Bootstrap port of a prefill worker, if set. */
   get bootstrapPort(): number | undefined {
     return this.#spec.bootstrapPort;
   }
+  /** Data-parallel rank, if set. */
   get dpRank(): number | undefined {
     return this.#spec.dpRank;
   }
+  /** Data-parallel world size, if set. */
   get dpSize(): number | undefined {
     return this.#spec.dpSize;
   }
