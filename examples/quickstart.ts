@@ -29,7 +29,10 @@ const ring = registry.getHashRing('llama-3.1-8b');
 const sessions = ['alice', 'bob', 'carol', 'alice', 'bob', 'dave'];
 console.log('\nrouting llama-3.1-8b by session key:');
 for (const session of sessions) {
-  const url = ring.find(session, (candidate) => registry.getByUrl(candidate)?.isAvailable() ?? false);
+  const url = ring.find(
+    session,
+    (candidate) => registry.getByUrl(candidate)?.isAvailable() ?? false,
+  );
   const worker = url === undefined ? undefined : registry.getByUrl(url);
   const lease = worker?.acquire();
   console.log(`  ${session.padEnd(6)} → ${url ?? 'no worker'} (in flight: ${worker?.load ?? 0})`);
@@ -39,11 +42,17 @@ for (const session of sessions) {
 // A worker goes unhealthy: its keys fail over clockwise, everyone else's stay put.
 const victim = ring.find('alice')!;
 await registry.transitionStatus(registry.getIdByUrl(victim)!, 'not_ready');
-const failover = ring.find('alice', (candidate) => registry.getByUrl(candidate)?.isAvailable() ?? false);
+const failover = ring.find(
+  'alice',
+  (candidate) => registry.getByUrl(candidate)?.isAvailable() ?? false,
+);
 console.log(`\n${victim} is not ready: alice → ${failover}`);
 
 // A model nobody names explicitly is served by the wildcard worker.
-console.log('\nworkers for an unknown model:', registry.getByModel('mistral-7b').map((w) => w.url));
+console.log(
+  '\nworkers for an unknown model:',
+  registry.getByModel('mistral-7b').map((w) => w.url),
+);
 console.log('models:', registry.getModels(), '· workers:', registry.size);
 
 console.log('\nevents seen:');

@@ -4,47 +4,8 @@
  * @packageDocumentation
  */
 
-export { ERROR_MESSAGES, FleetRouteError } from './core/errors.js';
 export type { FleetRouteErrorCode } from './core/errors.js';
-
-export { parseWorkerUrl, MAX_URL_LENGTH } from './workers/worker-url.js';
-export type { ConnectionMode, ParsedWorkerUrl } from './workers/worker-url.js';
-export {
-  CONNECTION_MODES,
-  MAX_MODEL_ID_LENGTH,
-  MAX_MODELS_PER_WORKER,
-  RUNTIME_TYPES,
-  WORKER_STATUSES,
-  WORKER_TYPES,
-} from './workers/worker-spec.js';
-export type { RuntimeType, WorkerSpec, WorkerStatus, WorkerType } from './workers/worker-spec.js';
-export { Worker } from './workers/worker.js';
-export type { RoutingState, WorkerInfo } from './workers/worker.js';
-export { WorkerLease } from './workers/lease.js';
-export type { LeaseOutcome } from './workers/lease.js';
-
-export { CircuitBreaker } from './resilience/circuit-breaker.js';
-export type { CircuitBreakerSnapshot, CircuitState } from './resilience/circuit-breaker.js';
-export { DEFAULT_FAILURE_STATUSES } from './resilience/circuit-breaker-config.js';
-export type { CircuitBreakerConfig, ResolvedCircuitBreakerConfig } from './resilience/circuit-breaker-config.js';
-export type { HealthConfig, ResolvedHealthConfig } from './resilience/health-config.js';
-export type { ResolvedRetryConfig, RetryConfig } from './resilience/retry-config.js';
-export { monotonicClock } from './resilience/clock.js';
-export type { Clock } from './resilience/clock.js';
-
-export { DEFAULT_VIRTUAL_NODES, HashRing } from './ring/hash-ring.js';
-export type { HashRingOptions, RingAccept, RingLoadOf } from './ring/hash-ring.js';
-
-export { WorkerRegistry } from './registry/worker-registry.js';
-export type {
-  EventsOptions,
-  RegisterOrReplaceResult,
-  RegistrySnapshot,
-  RegistryStats,
-  RevisionOptions,
-  StatusTransition,
-  WorkerRegistryOptions,
-} from './registry/worker-registry.js';
+export { ERROR_MESSAGES, FleetRouteError } from './core/errors.js';
 export type { StreamItem } from './registry/event-stream.js';
 export type {
   LaggedEvent,
@@ -56,3 +17,41 @@ export type {
   WorkerReplacedEvent,
   WorkerStatusChangedEvent,
 } from './registry/worker-event.js';
+export type {
+  EventsOptions,
+  RegisterOrReplaceResult,
+  RegistrySnapshot,
+  RegistryStats,
+  RevisionOptions,
+  StatusTransition,
+  WorkerRegistryOptions,
+} from './registry/worker-registry.js';
+export { WorkerRegistry } from './registry/worker-registry.js';
+export type { CircuitBreakerSnapshot, CircuitState } from './resilience/circuit-breaker.js';
+export { CircuitBreaker } from './resilience/circuit-breaker.js';
+export type {
+  CircuitBreakerConfig,
+  ResolvedCircuitBreakerConfig,
+} from './resilience/circuit-breaker-config.js';
+export { DEFAULT_FAILURE_STATUSES } from './resilience/circuit-breaker-config.js';
+export type { Clock } from './resilience/clock.js';
+export { monotonicClock } from './resilience/clock.js';
+export type { HealthConfig, ResolvedHealthConfig } from './resilience/health-config.js';
+export type { ResolvedRetryConfig, RetryConfig } from './resilience/retry-config.js';
+export type { HashRingOptions, RingAccept, RingLoadOf } from './ring/hash-ring.js';
+export { DEFAULT_VIRTUAL_NODES, HashRing } from './ring/hash-ring.js';
+export type { LeaseOutcome } from './workers/lease.js';
+export { WorkerLease } from './workers/lease.js';
+export type { RoutingState, WorkerInfo } from './workers/worker.js';
+export { Worker } from './workers/worker.js';
+export type { RuntimeType, WorkerSpec, WorkerStatus, WorkerType } from './workers/worker-spec.js';
+export {
+  CONNECTION_MODES,
+  MAX_MODEL_ID_LENGTH,
+  MAX_MODELS_PER_WORKER,
+  RUNTIME_TYPES,
+  WORKER_STATUSES,
+  WORKER_TYPES,
+} from './workers/worker-spec.js';
+export type { ConnectionMode, ParsedWorkerUrl } from './workers/worker-url.js';
+export { MAX_URL_LENGTH, parseWorkerUrl } from './workers/worker-url.js';

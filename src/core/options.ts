@@ -15,7 +15,8 @@ export function describe(value: unknown): string {
     return JSON.stringify(shown);
   }
   if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? 'an array' : 'an object';
+  if (typeof value === 'object' && value !== null)
+    return Array.isArray(value) ? 'an array' : 'an object';
   return String(value);
 }
 
@@ -27,12 +28,19 @@ export function fail(field: string, rule: string, value: unknown): never {
 /** @internal `value` as a plain options object (or `{}` when undefined). */
 export function readObject(field: string, value: unknown): Record<string, unknown> {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(field, 'an object', value);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    fail(field, 'an object', value);
   return value as Record<string, unknown>;
 }
 
 /** @internal A finite number within [min, max], or the fallback when undefined. */
-export function readNumber(field: string, value: unknown, fallback: number, min = 0, max = Number.MAX_VALUE): number {
+export function readNumber(
+  field: string,
+  value: unknown,
+  fallback: number,
+  min = 0,
+  max = Number.MAX_VALUE,
+): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
     fail(field, `a finite number between ${min} and ${max}`, value);
@@ -41,7 +49,13 @@ export function readNumber(field: string, value: unknown, fallback: number, min 
 }
 
 /** @internal An integer within [min, max], or the fallback when undefined. */
-export function readInteger(field: string, value: unknown, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+export function readInteger(
+  field: string,
+  value: unknown,
+  fallback: number,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     fail(field, `an integer between ${min} and ${max}`, value);
@@ -57,7 +71,12 @@ export function readBoolean(field: string, value: unknown, fallback: boolean): b
 }
 
 /** @internal One of `allowed`, or the fallback when undefined. */
-export function readEnum<T extends string>(field: string, value: unknown, allowed: readonly T[], fallback: T): T {
+export function readEnum<T extends string>(
+  field: string,
+  value: unknown,
+  allowed: readonly T[],
+  fallback: T,
+): T {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
     fail(field, `one of ${allowed.map((a) => `'${a}'`).join(', ')}`, value);
@@ -74,7 +93,12 @@ export function isWellFormed(value: string): boolean {
 
 /** @internal A non-empty, well-formed string of at most `maxLength` code units. */
 export function readString(field: string, value: unknown, maxLength: number): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength || !isWellFormed(value)) {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > maxLength ||
+    !isWellFormed(value)
+  ) {
     fail(field, `a non-empty, well-formed string of at most ${maxLength} characters`, value);
   }
   return value;

@@ -48,7 +48,11 @@ export interface WorkerStatusChangedEvent extends EventBase {
  *
  * @public
  */
-export type WorkerEvent = WorkerRegisteredEvent | WorkerRemovedEvent | WorkerReplacedEvent | WorkerStatusChangedEvent;
+export type WorkerEvent =
+  | WorkerRegisteredEvent
+  | WorkerRemovedEvent
+  | WorkerReplacedEvent
+  | WorkerStatusChangedEvent;
 
 /** The `type` of a {@link WorkerEvent}. @public */
 export type WorkerEventType = WorkerEvent['type'];

@@ -75,7 +75,8 @@ export class WorkerIndex {
 
   /** Live workers in registration order (frozen, cached). */
   all(): readonly Worker[] {
-    return (this.#all ??= this.#byId.size === 0 ? EMPTY_WORKERS : Object.freeze([...this.#byId.values()]));
+    return (this.#all ??=
+      this.#byId.size === 0 ? EMPTY_WORKERS : Object.freeze([...this.#byId.values()]));
   }
 
   /** Explicitly served model ids, sorted (frozen, cached). */
@@ -156,7 +157,9 @@ export class WorkerIndex {
     if (this.#explicit.size === 1) array = this.all();
     else {
       array = Object.freeze(
-        this.#wildcard.size === 0 ? [...explicit.values()] : [...explicit.values(), ...this.#wildcard.values()],
+        this.#wildcard.size === 0
+          ? [...explicit.values()]
+          : [...explicit.values(), ...this.#wildcard.values()],
       );
     }
     this.#modelArrays.set(model, array);
@@ -165,7 +168,8 @@ export class WorkerIndex {
 
   #wildcardWorkers(): readonly Worker[] {
     if (this.#explicit.size === 0) return this.all();
-    return (this.#wildcardArray ??= this.#wildcard.size === 0 ? EMPTY_WORKERS : Object.freeze([...this.#wildcard.values()]));
+    return (this.#wildcardArray ??=
+      this.#wildcard.size === 0 ? EMPTY_WORKERS : Object.freeze([...this.#wildcard.values()]));
   }
 
   #link(worker: Worker): void {
@@ -234,11 +238,18 @@ function group<K, V>(map: Map<K, Map<string, V>>, key: K): Map<string, V> {
   return members;
 }
 
-function cached<K>(arrays: Map<K, readonly Worker[]>, groups: Map<K, Map<string, Worker>>, key: K): readonly Worker[] {
+function cached<K>(
+  arrays: Map<K, readonly Worker[]>,
+  groups: Map<K, Map<string, Worker>>,
+  key: K,
+): readonly Worker[] {
   let array = arrays.get(key);
   if (array === undefined) {
     const members = groups.get(key);
-    array = members === undefined || members.size === 0 ? EMPTY_WORKERS : Object.freeze([...members.values()]);
+    array =
+      members === undefined || members.size === 0
+        ? EMPTY_WORKERS
+        : Object.freeze([...members.values()]);
     arrays.set(key, array);
   }
   return array;

@@ -7,32 +7,36 @@ import { EventEmitter } from 'eventemitter3';
 import { FleetRouteError } from '../core/errors.js';
 import { type Hasher, loadHasher } from '../core/hash.js';
 import { fail, readEnum, readInteger, readObject, readString } from '../core/options.js';
+import { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import {
   type CircuitBreakerConfig,
   type ResolvedCircuitBreakerConfig,
   resolveCircuitBreakerConfig,
   sameCircuitBreakerConfig,
 } from '../resilience/circuit-breaker-config.js';
-import { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import { type Clock, monotonicClock } from '../resilience/clock.js';
-import { type ResolvedRetryConfig, type RetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
+import {
+  type ResolvedRetryConfig,
+  type RetryConfig,
+  resolveRetryConfig,
+} from '../resilience/retry-config.js';
 import { DEFAULT_VIRTUAL_NODES, type HashRing } from '../ring/hash-ring.js';
 import { Worker, type WorkerInfo, WorkerRuntime } from '../workers/worker.js';
 import {
   MAX_MODEL_ID_LENGTH,
   type ResolvedWorkerSpec,
   resolveWorkerSpec,
+  WORKER_STATUSES,
+  WORKER_TYPES,
   type WorkerSpec,
   type WorkerStatus,
   type WorkerType,
-  WORKER_STATUSES,
-  WORKER_TYPES,
 } from '../workers/worker-spec.js';
 import { type ConnectionMode, parseWorkerUrl } from '../workers/worker-url.js';
 import { EventStream, type StreamItem } from './event-stream.js';
+import { type LockHooks, UrlLocks } from './url-locks.js';
 import type { WorkerEvent, WorkerEventMap, WorkerEventType } from './worker-event.js';
 import { WorkerIndex } from './worker-index.js';
-import { type LockHooks, UrlLocks } from './url-locks.js';
 
 /**
  * Options of {@link WorkerRegistry.create}.
@@ -165,16 +169,35 @@ export class WorkerRegistry {
   constructor(hasher: Hasher, options: WorkerRegistryOptions = {}, lockHooks?: LockHooks) {
     this.#locks = new UrlLocks(lockHooks);
     const o = readObject('options', options);
-    const virtualNodes = readInteger('options.virtualNodes', o.virtualNodes, DEFAULT_VIRTUAL_NODES, 1, 10_000);
-    this.#defaultStatus = readEnum('options.defaultStatus', o.defaultStatus, WORKER_STATUSES, 'pending');
+    const virtualNodes = readInteger(
+      'options.virtualNodes',
+      o.virtualNodes,
+      DEFAULT_VIRTUAL_NODES,
+      1,
+      10_000,
+    );
+    this.#defaultStatus = readEnum(
+      'options.defaultStatus',
+      o.defaultStatus,
+      WORKER_STATUSES,
+      'pending',
+    );
     this.#breakerDefaults = resolveCircuitBreakerConfig(o.circuitBreaker, 'options.circuitBreaker');
-    this.#eventBufferSize = readInteger('options.eventBufferSize', o.eventBufferSize, 1024, 1, 1_000_000);
-    if (o.clock !== undefined && typeof o.clock !== 'function') fail('options.clock', 'a function', o.clock);
+    this.#eventBufferSize = readInteger(
+      'options.eventBufferSize',
+      o.eventBufferSize,
+      1024,
+      1,
+      1_000_000,
+    );
+    if (o.clock !== undefined && typeof o.clock !== 'function')
+      fail('options.clock', 'a function', o.clock);
     this.#clock = (o.clock as Clock | undefined) ?? monotonicClock;
     if (o.onListenerError !== undefined && typeof o.onListenerError !== 'function') {
       fail('options.onListenerError', 'a function', o.onListenerError);
     }
-    this.#onListenerError = (o.onListenerError as WorkerRegistryOptions['onListenerError']) ?? warnListenerError;
+    this.#onListenerError =
+      (o.onListenerError as WorkerRegistryOptions['onListenerError']) ?? warnListenerError;
     this.#index = new WorkerIndex(hasher, virtualNodes);
   }
 
@@ -227,9 +250,16 @@ export class WorkerRegistry {
    */
   events(options: EventsOptions = {}): AsyncIterableIterator<StreamItem> {
     const o = readObject('events options', options);
-    const bufferSize = readInteger('events.bufferSize', o.bufferSize, this.#eventBufferSize, 1, 1_000_000);
+    const bufferSize = readInteger(
+      'events.bufferSize',
+      o.bufferSize,
+      this.#eventBufferSize,
+      1,
+      1_000_000,
+    );
     const signal = o.signal;
-    if (signal !== undefined && !(signal instanceof AbortSignal)) fail('events.signal', 'an AbortSignal', signal);
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      fail('events.signal', 'an AbortSignal', signal);
     this.#assertOpen();
     const onAbort = (): void => stream.close();
     const stream = new EventStream(bufferSize, (s) => {
@@ -318,7 +348,8 @@ export class WorkerRegistry {
 
   /** @returns the workers reached over one connection mode (frozen, cached). */
   getByConnection(connection: ConnectionMode): readonly Worker[] {
-    if (connection !== 'http' && connection !== 'grpc') fail('connection', "'http' or 'grpc'", connection);
+    if (connection !== 'http' && connection !== 'grpc')
+      fail('connection', "'http' or 'grpc'", connection);
     return this.#index.byConnection(connection);
   }
 
@@ -349,7 +380,13 @@ export class WorkerRegistry {
 
   /** @returns counts by status, type and connection, and event/subscriber counters. O(n). */
   stats(): RegistryStats {
-    const byStatus: Record<WorkerStatus, number> = { pending: 0, ready: 0, not_ready: 0, failed: 0, draining: 0 };
+    const byStatus: Record<WorkerStatus, number> = {
+      pending: 0,
+      ready: 0,
+      not_ready: 0,
+      failed: 0,
+      draining: 0,
+    };
     for (const worker of this.#index.all()) byStatus[worker.status]++;
     return {
       workers: this.#index.size,
@@ -361,11 +398,16 @@ export class WorkerRegistry {
         prefill: this.#index.byType('prefill').length,
         decode: this.#index.byType('decode').length,
       },
-      byConnection: { http: this.#index.byConnection('http').length, grpc: this.#index.byConnection('grpc').length },
+      byConnection: {
+        http: this.#index.byConnection('http').length,
+        grpc: this.#index.byConnection('grpc').length,
+      },
       reservations: this.#reserved.size,
       eventsEmitted: this.#seq,
       listenerErrors: this.#listenerErrors,
-      subscribers: this.#streams.size + this.#emitter.eventNames().reduce((n, t) => n + this.#emitter.listenerCount(t), 0),
+      subscribers:
+        this.#streams.size +
+        this.#emitter.eventNames().reduce((n, t) => n + this.#emitter.listenerCount(t), 0),
       ringsBuilt: this.#index.ringsBuilt,
       closed: this.#closed,
     };
@@ -378,7 +420,10 @@ export class WorkerRegistry {
   snapshot(): RegistrySnapshot {
     const models: Record<string, readonly string[]> = {};
     for (const model of this.#index.models()) {
-      models[model] = this.#index.byModel(model).filter((w) => !w.isWildcard).map((w) => w.id);
+      models[model] = this.#index
+        .byModel(model)
+        .filter((w) => !w.isWildcard)
+        .map((w) => w.id);
     }
     return {
       seq: this.#seq,
@@ -464,7 +509,10 @@ export class WorkerRegistry {
     const resolved = resolveWorkerSpec(spec);
     const url = this.#urlOf(id);
     if (resolved.url !== url) {
-      throw new FleetRouteError('URL_CHANGED', `worker ${id} has URL ${url}; the replacement has ${resolved.url}`);
+      throw new FleetRouteError(
+        'URL_CHANGED',
+        `worker ${id} has URL ${url}; the replacement has ${resolved.url}`,
+      );
     }
     return this.#locks.run(url, () => {
       this.#assertOpen();
@@ -484,7 +532,11 @@ export class WorkerRegistry {
    *
    * Emits: `statusChanged` when the status changes. Locks: the URL's.
    */
-  async transitionStatus(id: string, status: WorkerStatus, options: RevisionOptions = {}): Promise<StatusTransition | undefined> {
+  async transitionStatus(
+    id: string,
+    status: WorkerStatus,
+    options: RevisionOptions = {},
+  ): Promise<StatusTransition | undefined> {
     this.#assertOpen();
     if (status === undefined) fail('status', 'a worker status', status);
     const to = readEnum('status', status, WORKER_STATUSES, 'pending');
@@ -518,7 +570,8 @@ export class WorkerRegistry {
     this.#assertOpen();
     const id = readString('model', model, MAX_MODEL_ID_LENGTH);
     const resolved = resolveRetryConfig(config, 'config');
-    if (!this.#index.hasModel(id)) throw new FleetRouteError('NOT_FOUND', `no live worker serves model ${JSON.stringify(id)}`);
+    if (!this.#index.hasModel(id))
+      throw new FleetRouteError('NOT_FOUND', `no live worker serves model ${JSON.stringify(id)}`);
     this.#retryConfigs.set(id, resolved);
   }
 
@@ -632,7 +685,11 @@ export class WorkerRegistry {
   #breakerConfigFor(spec: ResolvedWorkerSpec): ResolvedCircuitBreakerConfig {
     return spec.circuitBreaker === undefined
       ? this.#breakerDefaults
-      : resolveCircuitBreakerConfig(spec.circuitBreaker, 'spec.circuitBreaker', this.#breakerDefaults);
+      : resolveCircuitBreakerConfig(
+          spec.circuitBreaker,
+          'spec.circuitBreaker',
+          this.#breakerDefaults,
+        );
   }
 
   #breakerFor(spec: ResolvedWorkerSpec): CircuitBreaker {
@@ -650,7 +707,11 @@ export class WorkerRegistry {
 
   #liveOrThrow(id: string): Worker {
     const worker = typeof id === 'string' ? this.#index.get(id) : undefined;
-    if (worker === undefined) throw new FleetRouteError('NOT_FOUND', `no live worker with id ${JSON.stringify(String(id))}`);
+    if (worker === undefined)
+      throw new FleetRouteError(
+        'NOT_FOUND',
+        `no live worker with id ${JSON.stringify(String(id))}`,
+      );
     return worker;
   }
 
@@ -715,7 +776,10 @@ function checkRevision(worker: Worker, expected: number | undefined): void {
 }
 
 function warnListenerError(error: unknown, event: WorkerEvent): void {
-  process.emitWarning(`a WorkerEvent listener threw while handling '${event.type}' (seq ${event.seq}): ${String(error)}`, {
-    code: 'FLEETROUTE_LISTENER_ERROR',
-  });
+  process.emitWarning(
+    `a WorkerEvent listener threw while handling '${event.type}' (seq ${event.seq}): ${String(error)}`,
+    {
+      code: 'FLEETROUTE_LISTENER_ERROR',
+    },
+  );
 }

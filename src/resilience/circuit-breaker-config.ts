@@ -34,7 +34,9 @@ export interface CircuitBreakerConfig {
 export type ResolvedCircuitBreakerConfig = Readonly<Required<CircuitBreakerConfig>>;
 
 /** The statuses that count as failures unless configured otherwise. @public */
-export const DEFAULT_FAILURE_STATUSES: readonly number[] = Object.freeze([408, 429, 500, 502, 503, 504]);
+export const DEFAULT_FAILURE_STATUSES: readonly number[] = Object.freeze([
+  408, 429, 500, 502, 503, 504,
+]);
 
 /**
  * Validates `input` and fills in the defaults, falling back to `base` for fields `input` omits.
@@ -51,17 +53,32 @@ export function resolveCircuitBreakerConfig(
   const statuses = o.failureStatuses;
   let failureStatuses = base?.failureStatuses ?? DEFAULT_FAILURE_STATUSES;
   if (statuses !== undefined) {
-    if (!Array.isArray(statuses)) fail(`${field}.failureStatuses`, 'an array of HTTP status codes', statuses);
+    if (!Array.isArray(statuses))
+      fail(`${field}.failureStatuses`, 'an array of HTTP status codes', statuses);
     failureStatuses = Object.freeze(
-      [...new Set(statuses.map((s, i) => readInteger(`${field}.failureStatuses[${i}]`, s, 0, 100, 599)))].sort(
-        (a, b) => a - b,
-      ),
+      [
+        ...new Set(
+          statuses.map((s, i) => readInteger(`${field}.failureStatuses[${i}]`, s, 0, 100, 599)),
+        ),
+      ].sort((a, b) => a - b),
     );
   }
   return Object.freeze({
     disabled: readBoolean(`${field}.disabled`, o.disabled, base?.disabled ?? false),
-    failureThreshold: readInteger(`${field}.failureThreshold`, o.failureThreshold, base?.failureThreshold ?? 5, 1, 1_000_000),
-    successThreshold: readInteger(`${field}.successThreshold`, o.successThreshold, base?.successThreshold ?? 2, 1, 1_000_000),
+    failureThreshold: readInteger(
+      `${field}.failureThreshold`,
+      o.failureThreshold,
+      base?.failureThreshold ?? 5,
+      1,
+      1_000_000,
+    ),
+    successThreshold: readInteger(
+      `${field}.successThreshold`,
+      o.successThreshold,
+      base?.successThreshold ?? 2,
+      1,
+      1_000_000,
+    ),
     openMs: readInteger(`${field}.openMs`, o.openMs, base?.openMs ?? 30_000, 0, 2_147_483_647),
     halfOpenMaxRequests: readInteger(
       `${field}.halfOpenMaxRequests`,
@@ -75,7 +92,10 @@ export function resolveCircuitBreakerConfig(
 }
 
 /** @internal Whether two resolved configs are field-by-field equal. */
-export function sameCircuitBreakerConfig(a: ResolvedCircuitBreakerConfig, b: ResolvedCircuitBreakerConfig): boolean {
+export function sameCircuitBreakerConfig(
+  a: ResolvedCircuitBreakerConfig,
+  b: ResolvedCircuitBreakerConfig,
+): boolean {
   return (
     a.disabled === b.disabled &&
     a.failureThreshold === b.failureThreshold &&

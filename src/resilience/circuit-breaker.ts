@@ -3,8 +3,9 @@
  *
  * @module
  */
-import type { Clock } from './clock.js';
+
 import type { ResolvedCircuitBreakerConfig } from './circuit-breaker-config.js';
+import type { Clock } from './clock.js';
 
 /** A breaker's state. Only `closed` and a half-open breaker with a free trial slot admit requests. @public */
 export type CircuitState = 'closed' | 'open' | 'half_open';

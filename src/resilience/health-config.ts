@@ -32,13 +32,41 @@ export type ResolvedHealthConfig = Readonly<Required<HealthConfig>>;
  * @throws FleetRouteError `INVALID_ARGUMENT` naming the first bad field.
  * @internal
  */
-export function resolveHealthConfig(input: unknown, field = 'health', base?: ResolvedHealthConfig): ResolvedHealthConfig {
+export function resolveHealthConfig(
+  input: unknown,
+  field = 'health',
+  base?: ResolvedHealthConfig,
+): ResolvedHealthConfig {
   const o = readObject(field, input);
   return Object.freeze({
-    intervalMs: readInteger(`${field}.intervalMs`, o.intervalMs, base?.intervalMs ?? 30_000, 1, 2_147_483_647),
-    timeoutMs: readInteger(`${field}.timeoutMs`, o.timeoutMs, base?.timeoutMs ?? 5_000, 1, 2_147_483_647),
-    successThreshold: readInteger(`${field}.successThreshold`, o.successThreshold, base?.successThreshold ?? 2, 1, 1_000),
-    failureThreshold: readInteger(`${field}.failureThreshold`, o.failureThreshold, base?.failureThreshold ?? 3, 1, 1_000),
+    intervalMs: readInteger(
+      `${field}.intervalMs`,
+      o.intervalMs,
+      base?.intervalMs ?? 30_000,
+      1,
+      2_147_483_647,
+    ),
+    timeoutMs: readInteger(
+      `${field}.timeoutMs`,
+      o.timeoutMs,
+      base?.timeoutMs ?? 5_000,
+      1,
+      2_147_483_647,
+    ),
+    successThreshold: readInteger(
+      `${field}.successThreshold`,
+      o.successThreshold,
+      base?.successThreshold ?? 2,
+      1,
+      1_000,
+    ),
+    failureThreshold: readInteger(
+      `${field}.failureThreshold`,
+      o.failureThreshold,
+      base?.failureThreshold ?? 3,
+      1,
+      1_000,
+    ),
     removeFailed: readBoolean(`${field}.removeFailed`, o.removeFailed, base?.removeFailed ?? false),
   });
 }

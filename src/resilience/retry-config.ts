@@ -34,13 +34,29 @@ export type ResolvedRetryConfig = Readonly<Required<RetryConfig>>;
  * @throws FleetRouteError `INVALID_ARGUMENT` naming the first bad field.
  * @internal
  */
-export function resolveRetryConfig(input: unknown, field = 'retry', base?: ResolvedRetryConfig): ResolvedRetryConfig {
+export function resolveRetryConfig(
+  input: unknown,
+  field = 'retry',
+  base?: ResolvedRetryConfig,
+): ResolvedRetryConfig {
   const o = readObject(field, input);
-  const initialBackoffMs = readInteger(`${field}.initialBackoffMs`, o.initialBackoffMs, base?.initialBackoffMs ?? 50, 0, 3_600_000);
+  const initialBackoffMs = readInteger(
+    `${field}.initialBackoffMs`,
+    o.initialBackoffMs,
+    base?.initialBackoffMs ?? 50,
+    0,
+    3_600_000,
+  );
   return Object.freeze({
     maxAttempts: readInteger(`${field}.maxAttempts`, o.maxAttempts, base?.maxAttempts ?? 3, 1, 100),
     initialBackoffMs,
-    maxBackoffMs: readInteger(`${field}.maxBackoffMs`, o.maxBackoffMs, Math.max(base?.maxBackoffMs ?? 5_000, initialBackoffMs), initialBackoffMs, 3_600_000),
+    maxBackoffMs: readInteger(
+      `${field}.maxBackoffMs`,
+      o.maxBackoffMs,
+      Math.max(base?.maxBackoffMs ?? 5_000, initialBackoffMs),
+      initialBackoffMs,
+      3_600_000,
+    ),
     multiplier: readNumber(`${field}.multiplier`, o.multiplier, base?.multiplier ?? 2, 1, 100),
     jitter: readNumber(`${field}.jitter`, o.jitter, base?.jitter ?? 0.2, 0, 1),
   });

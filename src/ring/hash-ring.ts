@@ -208,11 +208,19 @@ export class HashRing {
    * @returns the URL, or `undefined` when the ring is empty or no worker is eligible.
    * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when `factor` is not a finite number ≥ 1.
    */
-  findBounded(key: string, loadOf: RingLoadOf, factor: number, totalLoad?: number): string | undefined {
+  findBounded(
+    key: string,
+    loadOf: RingLoadOf,
+    factor: number,
+    totalLoad?: number,
+  ): string | undefined {
     if (!(typeof factor === 'number' && Number.isFinite(factor) && factor >= 1)) {
-      throw invalidArgument(`HashRing.findBounded: factor must be a finite number >= 1, got ${String(factor)}`);
+      throw invalidArgument(
+        `HashRing.findBounded: factor must be a finite number >= 1, got ${String(factor)}`,
+      );
     }
-    if (typeof loadOf !== 'function') throw invalidArgument('HashRing.findBounded: loadOf must be a function');
+    if (typeof loadOf !== 'function')
+      throw invalidArgument('HashRing.findBounded: loadOf must be a function');
     const n = this.#urls.length;
     if (n === 0) return undefined;
     let total = 0;
@@ -309,7 +317,12 @@ export class HashRing {
 }
 
 function readVirtualNodes(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_VIRTUAL_NODES) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < 1 ||
+    value > MAX_VIRTUAL_NODES
+  ) {
     throw invalidArgument(
       `virtualNodes must be an integer between 1 and ${MAX_VIRTUAL_NODES}, got ${String(value)}`,
     );
@@ -366,4 +379,3 @@ export function buildRing(
 ): HashRing {
   return new HashRing(hasher, urls, virtualNodes, cache);
 }
-

@@ -14,7 +14,11 @@ const counts = new Uint32Array(65_537);
  *
  * @internal
  */
-export function radixSort64(hi: Uint32Array, lo: Uint32Array, slot: Uint16Array | Uint32Array): void {
+export function radixSort64(
+  hi: Uint32Array,
+  lo: Uint32Array,
+  slot: Uint16Array | Uint32Array,
+): void {
   const n = hi.length;
   if (n < 2) return;
   let srcHi: Uint32Array = hi;
@@ -22,7 +26,8 @@ export function radixSort64(hi: Uint32Array, lo: Uint32Array, slot: Uint16Array 
   let srcSlot: Uint16Array | Uint32Array = slot;
   let dstHi: Uint32Array = new Uint32Array(n);
   let dstLo: Uint32Array = new Uint32Array(n);
-  let dstSlot: Uint16Array | Uint32Array = slot instanceof Uint16Array ? new Uint16Array(n) : new Uint32Array(n);
+  let dstSlot: Uint16Array | Uint32Array =
+    slot instanceof Uint16Array ? new Uint16Array(n) : new Uint32Array(n);
   for (let pass = 0; pass < 4; pass++) {
     const word = pass < 2 ? srcLo : srcHi;
     const shift = (pass & 1) * 16;

@@ -68,6 +68,7 @@ export class WorkerLease {
 
 function isFailure(outcome: LeaseOutcome, failureStatuses: readonly number[]): boolean {
   const status = outcome.status;
-  if (typeof status === 'number' && Number.isFinite(status)) return failureStatuses.includes(status);
+  if (typeof status === 'number' && Number.isFinite(status))
+    return failureStatuses.includes(status);
   return outcome.ok !== true;
 }

@@ -4,8 +4,18 @@
  * @module
  */
 import { FleetRouteError } from '../core/errors.js';
-import { fail, readEnum, readInteger, readNumber, readObject, readString } from '../core/options.js';
-import { type CircuitBreakerConfig, resolveCircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
+import {
+  fail,
+  readEnum,
+  readInteger,
+  readNumber,
+  readObject,
+  readString,
+} from '../core/options.js';
+import {
+  type CircuitBreakerConfig,
+  resolveCircuitBreakerConfig,
+} from '../resilience/circuit-breaker-config.js';
 import { type HealthConfig, resolveHealthConfig } from '../resilience/health-config.js';
 import { type RetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import { type ConnectionMode, parseWorkerUrl } from './worker-url.js';
@@ -22,9 +32,20 @@ export const WORKER_TYPES: readonly WorkerType[] = Object.freeze(['regular', 'pr
 /** All connection modes. @public */
 export const CONNECTION_MODES: readonly ConnectionMode[] = Object.freeze(['http', 'grpc']);
 /** All runtimes. @public */
-export const RUNTIME_TYPES: readonly RuntimeType[] = Object.freeze(['vllm', 'sglang', 'trtllm', 'unspecified']);
+export const RUNTIME_TYPES: readonly RuntimeType[] = Object.freeze([
+  'vllm',
+  'sglang',
+  'trtllm',
+  'unspecified',
+]);
 /** All statuses. @public */
-export const WORKER_STATUSES: readonly WorkerStatus[] = Object.freeze(['pending', 'ready', 'not_ready', 'failed', 'draining']);
+export const WORKER_STATUSES: readonly WorkerStatus[] = Object.freeze([
+  'pending',
+  'ready',
+  'not_ready',
+  'failed',
+  'draining',
+]);
 
 /** Longest model id accepted. @public */
 export const MAX_MODEL_ID_LENGTH = 256;
@@ -111,7 +132,12 @@ export function resolveWorkerSpec(input: unknown): ResolvedWorkerSpec {
   }
   const spec = input as Record<string, unknown>;
   const parsed = parseWorkerUrl(spec.url);
-  const connection = readEnum('spec.connection', spec.connection, CONNECTION_MODES, parsed.connection);
+  const connection = readEnum(
+    'spec.connection',
+    spec.connection,
+    CONNECTION_MODES,
+    parsed.connection,
+  );
   if (connection !== parsed.connection) {
     throw new FleetRouteError(
       'INVALID_ARGUMENT',
@@ -131,9 +157,12 @@ export function resolveWorkerSpec(input: unknown): ResolvedWorkerSpec {
   }
   const url = dpRank === undefined ? parsed.baseUrl : `${parsed.baseUrl}@${dpRank}`;
 
-  const apiKey = spec.apiKey === undefined ? undefined : readString('spec.apiKey', spec.apiKey, 16_384);
+  const apiKey =
+    spec.apiKey === undefined ? undefined : readString('spec.apiKey', spec.apiKey, 16_384);
   const status =
-    spec.status === undefined ? undefined : readEnum('spec.status', spec.status, WORKER_STATUSES, 'pending');
+    spec.status === undefined
+      ? undefined
+      : readEnum('spec.status', spec.status, WORKER_STATUSES, 'pending');
 
   return Object.freeze({
     url,
@@ -151,24 +180,39 @@ export function resolveWorkerSpec(input: unknown): ResolvedWorkerSpec {
     apiKey,
     status,
     health: readOverride(spec.health, 'spec.health', resolveHealthConfig),
-    circuitBreaker: readOverride(spec.circuitBreaker, 'spec.circuitBreaker', resolveCircuitBreakerConfig),
+    circuitBreaker: readOverride(
+      spec.circuitBreaker,
+      'spec.circuitBreaker',
+      resolveCircuitBreakerConfig,
+    ),
     retry: readOverride(spec.retry, 'spec.retry', resolveRetryConfig),
   });
 }
 
-function readOptionalInteger(field: string, value: unknown, min: number, max: number): number | undefined {
+function readOptionalInteger(
+  field: string,
+  value: unknown,
+  min: number,
+  max: number,
+): number | undefined {
   return value === undefined ? undefined : readInteger(field, value, 0, min, max);
 }
 
 function readModels(value: unknown): readonly string[] {
   if (value === undefined || value === null) return EMPTY_MODELS;
   if (!Array.isArray(value)) fail('spec.models', 'an array of model ids', value);
-  if (value.length > MAX_MODELS_PER_WORKER) fail('spec.models', `at most ${MAX_MODELS_PER_WORKER} model ids`, value);
+  if (value.length > MAX_MODELS_PER_WORKER)
+    fail('spec.models', `at most ${MAX_MODELS_PER_WORKER} model ids`, value);
   if (value.length === 0) return EMPTY_MODELS;
   const seen = new Set<string>();
   value.forEach((model, i) => {
     const id = readString(`spec.models[${i}]`, model, MAX_MODEL_ID_LENGTH);
-    if (id === '*') fail(`spec.models[${i}]`, "a model id ('*' is not one: leave models empty for a wildcard worker)", id);
+    if (id === '*')
+      fail(
+        `spec.models[${i}]`,
+        "a model id ('*' is not one: leave models empty for a wildcard worker)",
+        id,
+      );
     seen.add(id);
   });
   return Object.freeze([...seen]);
@@ -184,7 +228,8 @@ function readLabels(value: unknown): Readonly<Record<string, string>> {
   for (const key of keys) {
     readString('spec.labels key', key, 256);
     const v = o[key];
-    if (typeof v !== 'string' || v.length > 4096) fail(`spec.labels.${key}`, 'a string of at most 4096 characters', v);
+    if (typeof v !== 'string' || v.length > 4096)
+      fail(`spec.labels.${key}`, 'a string of at most 4096 characters', v);
     out[key] = v;
   }
   return Object.freeze(out);

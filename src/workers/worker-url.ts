@@ -24,7 +24,12 @@ export interface ParsedWorkerUrl {
   readonly dpRank: number | undefined;
 }
 
-const SCHEMES: Readonly<Record<string, ConnectionMode>> = { http: 'http', https: 'http', grpc: 'grpc', grpcs: 'grpc' };
+const SCHEMES: Readonly<Record<string, ConnectionMode>> = {
+  http: 'http',
+  https: 'http',
+  grpc: 'grpc',
+  grpcs: 'grpc',
+};
 const BARE_HOST_PORT = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]):\d{1,5}$/;
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 const RANK_SUFFIX = /@(\d{1,6})$/;
@@ -50,7 +55,8 @@ function invalid(input: unknown, why: string): FleetRouteError {
  */
 export function parseWorkerUrl(input: unknown): ParsedWorkerUrl {
   if (typeof input !== 'string') throw invalid(input, 'expected a string');
-  if (input.length > MAX_URL_LENGTH) throw invalid(input, `longer than ${MAX_URL_LENGTH} characters`);
+  if (input.length > MAX_URL_LENGTH)
+    throw invalid(input, `longer than ${MAX_URL_LENGTH} characters`);
   let text = input.trim();
   if (text.length === 0) throw invalid(input, 'empty');
   if (!isWellFormed(text)) throw invalid(input, 'contains an unpaired surrogate');
@@ -64,12 +70,14 @@ export function parseWorkerUrl(input: unknown): ParsedWorkerUrl {
   }
 
   if (!SCHEME.test(text)) {
-    if (!BARE_HOST_PORT.test(text)) throw invalid(input, 'expected scheme://host:port or host:port');
+    if (!BARE_HOST_PORT.test(text))
+      throw invalid(input, 'expected scheme://host:port or host:port');
     text = `http://${text}`;
   }
   const scheme = SCHEME.exec(text)![1]!.toLowerCase();
   const connection = SCHEMES[scheme];
-  if (connection === undefined) throw invalid(input, `unsupported scheme '${scheme}' (use http, https, grpc or grpcs)`);
+  if (connection === undefined)
+    throw invalid(input, `unsupported scheme '${scheme}' (use http, https, grpc or grpcs)`);
 
   let parsed: URL;
   try {
@@ -77,15 +85,18 @@ export function parseWorkerUrl(input: unknown): ParsedWorkerUrl {
   } catch {
     throw invalid(input, 'not a valid URL');
   }
-  if (parsed.username !== '' || parsed.password !== '') throw invalid(input, 'credentials are not allowed in the URL (use apiKey)');
-  if (parsed.search !== '' || text.includes('?')) throw invalid(input, 'query strings are not allowed');
+  if (parsed.username !== '' || parsed.password !== '')
+    throw invalid(input, 'credentials are not allowed in the URL (use apiKey)');
+  if (parsed.search !== '' || text.includes('?'))
+    throw invalid(input, 'query strings are not allowed');
   if (parsed.hash !== '' || text.includes('#')) throw invalid(input, 'fragments are not allowed');
   if (parsed.port === '0') throw invalid(input, 'port must be between 1 and 65535');
 
   let baseUrl: string;
   if (connection === 'grpc') {
     if (parsed.port === '') throw invalid(input, 'a gRPC URL needs a port');
-    if (parsed.pathname !== '' && parsed.pathname !== '/') throw invalid(input, 'a gRPC URL cannot have a path');
+    if (parsed.pathname !== '' && parsed.pathname !== '/')
+      throw invalid(input, 'a gRPC URL cannot have a path');
     const host = normaliseHost(parsed.hostname, input);
     baseUrl = `${scheme}://${host}:${parsed.port}`;
   } else {

@@ -4,8 +4,8 @@
  * @module
  */
 import { inspect } from 'node:util';
-import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
 import type { CircuitBreaker, CircuitBreakerSnapshot } from '../resilience/circuit-breaker.js';
+import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
 import type { HealthConfig } from '../resilience/health-config.js';
 import type { RetryConfig } from '../resilience/retry-config.js';
 import { WorkerLease } from './lease.js';
@@ -212,7 +212,9 @@ export class Worker {
    *
    * @returns `into`, filled in.
    */
-  routingState(into: RoutingState = { healthy: false, canExecute: false, load: 0, processed: 0 }): RoutingState {
+  routingState(
+    into: RoutingState = { healthy: false, canExecute: false, load: 0, processed: 0 },
+  ): RoutingState {
     const rt = this.#runtime;
     into.healthy = rt.live && rt.status === 'ready';
     into.canExecute = rt.breaker.canExecute();
