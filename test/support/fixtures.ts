@@ -93,3 +93,34 @@ export function hugeString(megabytes = 10): string {
 
 /** A lone high surrogate inside otherwise valid text. */
 export const LONE_SURROGATE = 'http://host\uD800:8000';
+
+/**
+ * Checks the registry's cross-index invariants (SPEC §2): url → id and id → worker form a
+ * bijection over live workers, every model's workers are those naming it plus the wildcards,
+ * every ring's membership equals its worker set, and the wildcard ring spans every worker.
+ */
+export function expectConsistent(registry: WorkerRegistry): void {
+  const all = registry.getAll();
+  expect(registry.size).toBe(all.length);
+  expect(new Set(all.map((w) => w.url)).size).toBe(all.length);
+  for (const worker of all) {
+    expect(worker.live).toBe(true);
+    expect(registry.get(worker.id)).toBe(worker);
+    expect(registry.getIdByUrl(worker.url)).toBe(worker.id);
+    expect(registry.getByUrl(worker.url)).toBe(worker);
+  }
+  const wildcards = all.filter((w) => w.isWildcard);
+  const models = [...new Set(all.flatMap((w) => w.models))].sort();
+  expect(registry.getModels()).toEqual(models);
+  for (const model of models) {
+    const expected = [...all.filter((w) => w.models.includes(model)), ...wildcards];
+    expect(new Set(registry.getByModel(model))).toEqual(new Set(expected));
+    expect([...registry.getHashRing(model).urls]).toEqual(sortedUrls(expected));
+  }
+  expect([...registry.getHashRing().urls]).toEqual(sortedUrls(all));
+  expect(registry.getByModel()).toBe(all);
+}
+
+function sortedUrls(workers: readonly { readonly url: string }[]): string[] {
+  return workers.map((w) => w.url).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
