@@ -52,7 +52,9 @@ describe('WorkerRegistry.events', () => {
       'removed',
     ]);
     expect(items).toEqual(events);
-    items.forEach((item, i) => expect(item).toBe(events[i]));
+    items.forEach((item, i) => {
+      expect(item).toBe(events[i]);
+    });
   });
 
   it('a pending next() resolves when the next event arrives', async () => {
