@@ -1,0 +1,31 @@
+/**
+ * Deterministic inputs shared by the benchmarks: worker URLs and session keys from a seeded PRNG,
+ * so every run (and every ring implementation) sees exactly the same data.
+ */
+
+/** mulberry32: a small, fast, seeded 32-bit PRNG returning floats in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** `count` distinct worker URLs shaped like a real fleet: `http://10.0.<hi>.<lo>:8000`. */
+export function workerUrls(count: number): string[] {
+  const urls: string[] = [];
+  for (let i = 0; i < count; i++) urls.push(`http://10.0.${i >> 8}.${i & 255}:8000`);
+  return urls;
+}
+
+/** `count` keys `session-<n>` with random `n` below 10^9 (duplicates are possible but rare). */
+export function sessionKeys(count: number, seed: number): string[] {
+  const random = seededRandom(seed);
+  const keys: string[] = [];
+  for (let i = 0; i < count; i++) keys.push(`session-${Math.floor(random() * 1e9)}`);
+  return keys;
+}
