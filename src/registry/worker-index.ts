@@ -1,8 +1,13 @@
 /**
  * The registry's indexes: id → worker, url → id, model / type / connection → workers, and the
- * hash rings over them. Collections are cached as frozen arrays that keep their identity until
- * their membership (or a member's revision) changes, so readers and policies may cache by
- * identity. Rings are built lazily on the first read after a change.
+ * hash rings over them. Collections are cached as arrays that keep their identity until their
+ * membership (or a member's revision) changes, so readers and policies may cache by identity.
+ * Rings are built lazily on the first read after a change.
+ *
+ * The cached arrays are never mutated after they are handed out, but they are not
+ * `Object.freeze`d: on Node 20 a frozen array is about four times slower to walk (≈ 4 ns per
+ * element against ≈ 1 ns), and policies walk them on every request. Their `readonly` type is
+ * the guard. Only the shared empty array is frozen: nothing ever indexes into it.
  *
  * @module
  * @internal
@@ -13,7 +18,7 @@ import type { Worker } from '../workers/worker.js';
 import type { WorkerType } from '../workers/worker-spec.js';
 import type { ConnectionMode } from '../workers/worker-url.js';
 
-/** @internal The shared frozen empty array every miss returns. */
+/** @internal The shared empty array every miss returns (frozen: nobody indexes into it). */
 export const EMPTY_WORKERS: readonly Worker[] = Object.freeze([]);
 
 const ALL = '\u0000all';
@@ -73,10 +78,9 @@ export class WorkerIndex {
     return this.#idByUrl.get(url);
   }
 
-  /** Live workers in registration order (frozen, cached). */
+  /** Live workers in registration order (cached). */
   all(): readonly Worker[] {
-    return (this.#all ??=
-      this.#byId.size === 0 ? EMPTY_WORKERS : Object.freeze([...this.#byId.values()]));
+    return (this.#all ??= this.#byId.size === 0 ? EMPTY_WORKERS : [...this.#byId.values()]);
   }
 
   /** Explicitly served model ids, sorted (frozen, cached). */
@@ -156,11 +160,10 @@ export class WorkerIndex {
     let array: readonly Worker[];
     if (this.#explicit.size === 1) array = this.all();
     else {
-      array = Object.freeze(
+      array =
         this.#wildcard.size === 0
           ? [...explicit.values()]
-          : [...explicit.values(), ...this.#wildcard.values()],
-      );
+          : [...explicit.values(), ...this.#wildcard.values()];
     }
     this.#modelArrays.set(model, array);
     return array;
@@ -169,7 +172,7 @@ export class WorkerIndex {
   #wildcardWorkers(): readonly Worker[] {
     if (this.#explicit.size === 0) return this.all();
     return (this.#wildcardArray ??=
-      this.#wildcard.size === 0 ? EMPTY_WORKERS : Object.freeze([...this.#wildcard.values()]));
+      this.#wildcard.size === 0 ? EMPTY_WORKERS : [...this.#wildcard.values()]);
   }
 
   #link(worker: Worker): void {
@@ -246,10 +249,7 @@ function cached<K>(
   let array = arrays.get(key);
   if (array === undefined) {
     const members = groups.get(key);
-    array =
-      members === undefined || members.size === 0
-        ? EMPTY_WORKERS
-        : Object.freeze([...members.values()]);
+    array = members === undefined || members.size === 0 ? EMPTY_WORKERS : [...members.values()];
     arrays.set(key, array);
   }
   return array;

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { FleetRouteError } from '../core/errors.js';
 import { type Hasher, loadHasher } from '../core/hash.js';
-import { fail, readEnum, readInteger, readObject, readString } from '../core/options.js';
+import { describe, fail, readEnum, readInteger, readObject, readString } from '../core/options.js';
 import { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import {
   type CircuitBreakerConfig,
@@ -129,8 +129,9 @@ export interface RegistrySnapshot {
  * Every mutation is `async` and serialised per worker URL (different URLs interleave); it
  * validates its input completely before changing anything, and emits exactly one
  * {@link WorkerEvent} on success and none on failure or no-op. Every read is synchronous; the
- * collection reads return cached frozen arrays that keep their identity until their membership
- * changes, so they allocate nothing.
+ * collection reads return cached read-only arrays that keep their identity until their membership
+ * changes, so they allocate nothing. Never mutate them: they are shared (and not frozen, because
+ * a frozen array is about four times slower to walk on Node 20).
  *
  * @example
  * ```ts
@@ -150,6 +151,8 @@ export class WorkerRegistry {
   readonly #retryConfigs = new Map<string, ResolvedRetryConfig>();
   readonly #emitter = new EventEmitter<WorkerEventMap>();
   readonly #streams = new Set<EventStream>();
+  /** `once` listeners → their self-removing wrappers, per event type, so `off` finds them. */
+  readonly #onceWrappers = new Map<string, Map<unknown, ((event: WorkerEvent) => void)[]>>();
   readonly #defaultStatus: WorkerStatus;
   readonly #breakerDefaults: ResolvedCircuitBreakerConfig;
   readonly #eventBufferSize: number;
@@ -225,13 +228,26 @@ export class WorkerRegistry {
 
   /** Like {@link WorkerRegistry.on}, for one event only. @returns `this`. */
   once<K extends keyof WorkerEventMap>(type: K, listener: WorkerEventMap[K]): this {
-    this.#emitter.once(type, listener as never);
+    const wrapper = (event: WorkerEvent): void => {
+      this.#forgetOnce(type, listener, wrapper);
+      (listener as (e: WorkerEvent) => void)(event);
+    };
+    let byListener = this.#onceWrappers.get(type);
+    if (byListener === undefined) {
+      byListener = new Map();
+      this.#onceWrappers.set(type, byListener);
+    }
+    byListener.set(listener, [...(byListener.get(listener) ?? []), wrapper]);
+    this.#emitter.on(type, wrapper as never);
     return this;
   }
 
   /** Removes a listener added with `on` or `once`. @returns `this`. */
   off<K extends keyof WorkerEventMap>(type: K, listener: WorkerEventMap[K]): this {
     this.#emitter.off(type, listener as never);
+    for (const wrapper of this.#onceWrappers.get(type)?.get(listener) ?? []) {
+      this.#forgetOnce(type, listener, wrapper);
+    }
     return this;
   }
 
@@ -283,6 +299,7 @@ export class WorkerRegistry {
     this.#closed = true;
     for (const stream of [...this.#streams]) stream.end();
     this.#emitter.removeAllListeners();
+    this.#onceWrappers.clear();
   }
 
   // ─── 2. Read: single worker ────────────────────────────────────────────────────────────
@@ -333,37 +350,37 @@ export class WorkerRegistry {
    * Workers that serve `model` (those naming it, then wildcard workers); every worker when
    * `model` is absent, `''` or `'*'`. An unknown model gets the wildcard workers only.
    *
-   * @returns a frozen array, the same object until that model's membership changes. O(1) when
+   * @returns a shared read-only array, the same object until that model's membership changes. O(1) when
    *   cached, no allocation.
    */
   getByModel(model?: string): readonly Worker[] {
     return isWildcardModel(model) ? this.#index.all() : this.#index.byModel(model as string);
   }
 
-  /** @returns the workers of one type (frozen, cached). */
+  /** @returns the workers of one type (shared, cached). */
   getByType(type: WorkerType): readonly Worker[] {
     if (!WORKER_TYPES.includes(type)) fail('type', `one of ${WORKER_TYPES.join(', ')}`, type);
     return this.#index.byType(type);
   }
 
-  /** @returns the workers reached over one connection mode (frozen, cached). */
+  /** @returns the workers reached over one connection mode (shared, cached). */
   getByConnection(connection: ConnectionMode): readonly Worker[] {
     if (connection !== 'http' && connection !== 'grpc')
       fail('connection', "'http' or 'grpc'", connection);
     return this.#index.byConnection(connection);
   }
 
-  /** @returns the prefill workers (frozen, cached). */
+  /** @returns the prefill workers (shared, cached). */
   getPrefillWorkers(): readonly Worker[] {
     return this.#index.byType('prefill');
   }
 
-  /** @returns the decode workers (frozen, cached). */
+  /** @returns the decode workers (shared, cached). */
   getDecodeWorkers(): readonly Worker[] {
     return this.#index.byType('decode');
   }
 
-  /** @returns every live worker in registration order (frozen, cached). */
+  /** @returns every live worker in registration order (shared, cached). */
   getAll(): readonly Worker[] {
     return this.#index.all();
   }
@@ -708,11 +725,16 @@ export class WorkerRegistry {
   #liveOrThrow(id: string): Worker {
     const worker = typeof id === 'string' ? this.#index.get(id) : undefined;
     if (worker === undefined)
-      throw new FleetRouteError(
-        'NOT_FOUND',
-        `no live worker with id ${JSON.stringify(String(id))}`,
-      );
+      throw new FleetRouteError('NOT_FOUND', `no live worker with id ${describe(id)}`);
     return worker;
+  }
+
+  #forgetOnce(type: string, listener: unknown, wrapper: (event: WorkerEvent) => void): void {
+    this.#emitter.off(type as keyof WorkerEventMap, wrapper as never);
+    const byListener = this.#onceWrappers.get(type);
+    const rest = byListener?.get(listener)?.filter((w) => w !== wrapper) ?? [];
+    if (rest.length > 0) byListener!.set(listener, rest);
+    else byListener?.delete(listener);
   }
 
   #assertOpen(): void {

@@ -99,8 +99,9 @@ export class CircuitBreaker {
     this.#close();
   }
 
-  /** Opens the breaker now, as if the failure threshold had been reached. */
+  /** Opens the breaker now, as if the failure threshold had been reached. A disabled breaker stays closed. */
   forceOpen(): void {
+    if (this.#config.disabled) return;
     this.#open();
   }
 

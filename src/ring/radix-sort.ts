@@ -1,12 +1,15 @@
 /**
  * Stable LSD radix sort of 64-bit keys held as (hi, lo) 32-bit halves, carrying a parallel
- * slot array along. Four passes of 16 bits: O(n + 65,536) per pass, no comparator calls.
+ * slot array along, with no comparator calls. Large inputs take four passes of 16-bit digits
+ * (O(n + 65,536) each); small ones eight passes of 8-bit digits (O(n + 256) each), so a
+ * 16-worker ring does not pay for 65,536 counters.
  *
  * @module
  * @internal
  */
 
 const counts = new Uint32Array(65_537);
+const SMALL = 65_536;
 
 /**
  * Sorts `hi`/`lo`/`slot` in place by the unsigned 64-bit value `hi·2³² + lo`, ascending.
@@ -28,14 +31,17 @@ export function radixSort64(
   let dstLo: Uint32Array = new Uint32Array(n);
   let dstSlot: Uint16Array | Uint32Array =
     slot instanceof Uint16Array ? new Uint16Array(n) : new Uint32Array(n);
-  for (let pass = 0; pass < 4; pass++) {
-    const word = pass < 2 ? srcLo : srcHi;
-    const shift = (pass & 1) * 16;
-    counts.fill(0);
-    for (let i = 0; i < n; i++) counts[((word[i]! >>> shift) & 0xffff) + 1]!++;
-    for (let d = 1; d <= 65_536; d++) counts[d]! += counts[d - 1]!;
+  const bits = n < SMALL ? 8 : 16;
+  const mask = (1 << bits) - 1;
+  const passes = 64 / bits;
+  for (let pass = 0; pass < passes; pass++) {
+    const word = pass < passes / 2 ? srcLo : srcHi;
+    const shift = (pass % (passes / 2)) * bits;
+    counts.fill(0, 0, mask + 2);
+    for (let i = 0; i < n; i++) counts[((word[i]! >>> shift) & mask) + 1]!++;
+    for (let d = 1; d <= mask + 1; d++) counts[d]! += counts[d - 1]!;
     for (let i = 0; i < n; i++) {
-      const at = counts[(word[i]! >>> shift) & 0xffff]!++;
+      const at = counts[(word[i]! >>> shift) & mask]!++;
       dstHi[at] = srcHi[i]!;
       dstLo[at] = srcLo[i]!;
       dstSlot[at] = srcSlot[i]!;
