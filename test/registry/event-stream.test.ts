@@ -4,12 +4,20 @@ import type { StreamItem, WorkerEvent } from '../../src/index.js';
 import { EventStream } from '../../src/registry/event-stream.js';
 import { recordedRegistry, throwsCode } from '../support/fixtures.js';
 
-/** Reads `n` items from an iterator. */
+/**
+ * Reads up to `n` items from an iterator, stopping early when it ends or when no item arrives
+ * within 200 ms (so a broken stream fails the assertion instead of hanging the test).
+ */
 async function take(iterator: AsyncIterator<StreamItem>, n: number): Promise<StreamItem[]> {
   const items: StreamItem[] = [];
   for (let i = 0; i < n; i++) {
-    const result = await iterator.next();
-    if (result.done) break;
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<'idle'>((resolve) => {
+      timer = setTimeout(() => resolve('idle'), 200);
+    });
+    const result = await Promise.race([iterator.next(), idle]);
+    clearTimeout(timer);
+    if (result === 'idle' || result.done) break;
     items.push(result.value);
   }
   return items;
@@ -31,7 +39,7 @@ function track<T>(promise: Promise<T>): { settled: boolean; value?: T } {
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-describe('WorkerRegistry.events', () => {
+describe('WorkerRegistry.events', { timeout: 5_000 }, () => {
   it('yields every event in order, the same objects the listeners get', async () => {
     // Arrange
     const { registry, events } = await recordedRegistry();

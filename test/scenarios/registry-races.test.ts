@@ -49,7 +49,7 @@ function summary(events: readonly WorkerEvent[]): string[] {
   return events.map((e) => `${e.type}:${e.workerId}`);
 }
 
-describe('removeByUrl racing register of the same URL', () => {
+describe('removeByUrl racing register of the same URL', { timeout: 5_000 }, () => {
   it('removeByUrl started first, register after: the new worker stays intact and findable by URL', async () => {
     // Arrange
     const { registry, events } = await recordedRegistry();
@@ -210,7 +210,7 @@ describe('removeByUrl racing register of the same URL', () => {
   });
 });
 
-describe('register racing remove (by id) of the same URL', () => {
+describe('register racing remove (by id) of the same URL', { timeout: 5_000 }, () => {
   it.each([
     ['remove first', true],
     ['register first', false],
@@ -271,7 +271,7 @@ describe('register racing remove (by id) of the same URL', () => {
   });
 });
 
-describe('other same-URL races', () => {
+describe('other same-URL races', { timeout: 5_000 }, () => {
   it('five concurrent registers of one URL: exactly one wins, the rest fail DUPLICATE_URL', async () => {
     // Arrange
     const { registry, events } = await recordedRegistry();
@@ -466,7 +466,7 @@ describe('other same-URL races', () => {
   });
 });
 
-describe('listeners that mutate the registry', () => {
+describe('listeners that mutate the registry', { timeout: 5_000 }, () => {
   it('a listener that removes the worker it was told about does not deadlock; removed follows registered', async () => {
     // Arrange
     const { registry, events } = await recordedRegistry();
