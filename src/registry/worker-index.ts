@@ -139,11 +139,33 @@ export class WorkerIndex {
     this.#link(worker);
   }
 
-  /** Swaps `old` for `next` (same id and URL), keeping the id's position. */
+  /**
+   * Swaps `old` for `next` (same id and URL), keeping the id's position everywhere. Only the
+   * arrays that contain the worker are invalidated, and only models it joins or leaves change
+   * membership, so a replace that keeps the models keeps every ring.
+   */
   replace(old: Worker, next: Worker): void {
-    this.#unlink(old);
-    this.#byId.set(next.id, next);
-    this.#link(next);
+    const id = next.id;
+    this.#byId.set(id, next);
+    this.#all = undefined;
+    if (old.models.length === 0 || next.models.length === 0) {
+      if (old.models.length === 0) this.#wildcard.delete(id);
+      else for (const model of old.models) this.#removeMember(model, id);
+      if (next.models.length === 0) this.#wildcard.set(id, next);
+      else for (const model of next.models) this.#addMember(model, next);
+      this.#invalidateWildcard();
+    } else {
+      for (const model of old.models) if (!next.serves(model)) this.#removeMember(model, id);
+      for (const model of next.models) this.#addMember(model, next);
+    }
+    this.#swapGroup(this.#byType, this.#typeArrays, old.type, next.type, next);
+    this.#swapGroup(
+      this.#byConnection,
+      this.#connectionArrays,
+      old.connection,
+      next.connection,
+      next,
+    );
   }
 
   remove(worker: Worker): void {
@@ -176,25 +198,14 @@ export class WorkerIndex {
   }
 
   #link(worker: Worker): void {
-    const id = worker.id;
     if (worker.models.length === 0) {
-      this.#wildcard.set(id, worker);
+      this.#wildcard.set(worker.id, worker);
       this.#invalidateWildcard();
     } else {
-      for (const model of worker.models) {
-        let members = this.#explicit.get(model);
-        if (members === undefined) {
-          members = new Map();
-          this.#explicit.set(model, members);
-          this.#models = undefined;
-          this.#modelArrays.clear();
-        }
-        members.set(id, worker);
-        this.#modelArrays.delete(model);
-      }
+      for (const model of worker.models) this.#addMember(model, worker);
     }
-    group(this.#byType, worker.type).set(id, worker);
-    group(this.#byConnection, worker.connection).set(id, worker);
+    group(this.#byType, worker.type).set(worker.id, worker);
+    group(this.#byConnection, worker.connection).set(worker.id, worker);
     this.#typeArrays.delete(worker.type);
     this.#connectionArrays.delete(worker.connection);
     this.#all = undefined;
@@ -206,24 +217,59 @@ export class WorkerIndex {
       this.#wildcard.delete(id);
       this.#invalidateWildcard();
     } else {
-      for (const model of worker.models) {
-        const members = this.#explicit.get(model);
-        if (members === undefined) continue;
-        members.delete(id);
-        this.#modelArrays.delete(model);
-        if (members.size === 0) {
-          this.#explicit.delete(model);
-          this.#rings.delete(model);
-          this.#models = undefined;
-          this.#modelArrays.clear();
-        }
-      }
+      for (const model of worker.models) this.#removeMember(model, id);
     }
     this.#byType.get(worker.type)?.delete(id);
     this.#byConnection.get(worker.connection)?.delete(id);
     this.#typeArrays.delete(worker.type);
     this.#connectionArrays.delete(worker.connection);
     this.#all = undefined;
+  }
+
+  /** Adds (or, for a member already there, swaps in place) a worker naming `model`. */
+  #addMember(model: string, worker: Worker): void {
+    let members = this.#explicit.get(model);
+    if (members === undefined) {
+      members = new Map();
+      this.#explicit.set(model, members);
+      this.#modelSetChanged();
+    }
+    members.set(worker.id, worker);
+    this.#modelArrays.delete(model);
+  }
+
+  #removeMember(model: string, id: string): void {
+    const members = this.#explicit.get(model);
+    if (members === undefined) return;
+    members.delete(id);
+    this.#modelArrays.delete(model);
+    if (members.size === 0) {
+      this.#explicit.delete(model);
+      this.#rings.delete(model);
+      this.#modelSetChanged();
+    }
+  }
+
+  /**
+   * The set of served models changed. Arrays of unchanged models only depend on how many models
+   * there are when that number is 0 or 1 (then a model's array is the all-workers array).
+   */
+  #modelSetChanged(): void {
+    this.#models = undefined;
+    if (this.#explicit.size <= 2) this.#modelArrays.clear();
+  }
+
+  #swapGroup<K>(
+    groups: Map<K, Map<string, Worker>>,
+    arrays: Map<K, readonly Worker[]>,
+    from: K,
+    to: K,
+    next: Worker,
+  ): void {
+    if (from !== to) groups.get(from)?.delete(next.id);
+    group(groups, to).set(next.id, next);
+    arrays.delete(from);
+    arrays.delete(to);
   }
 
   #invalidateWildcard(): void {

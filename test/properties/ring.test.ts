@@ -8,9 +8,14 @@ import { HashRing } from '../../src/ring/hash-ring.js';
 import { runs } from '../helpers/fc-settings.js';
 
 const host = fc.stringMatching(/^[a-z][a-z0-9-]{0,12}$/);
-const urlArb = fc.tuple(host, fc.integer({ min: 1, max: 65535 })).map(([h, p]) => `http://${h}:${p}`);
+const urlArb = fc
+  .tuple(host, fc.integer({ min: 1, max: 65535 }))
+  .map(([h, p]) => `http://${h}:${p}`);
 const urlsArb = fc.uniqueArray(urlArb, { minLength: 1, maxLength: 24 });
-const keysArb = fc.array(fc.string({ unit: 'grapheme', maxLength: 40 }), { minLength: 1, maxLength: 60 });
+const keysArb = fc.array(fc.string({ unit: 'grapheme', maxLength: 40 }), {
+  minLength: 1,
+  maxLength: 60,
+});
 const VN = 40;
 
 function fleet(n: number): string[] {
@@ -87,7 +92,8 @@ describe('HashRing properties', () => {
       const after = await HashRing.create(urls);
       const keys = 50_000;
       let moved = 0;
-      for (let k = 0; k < keys; k++) if (before.find(`key-${k}`) !== after.find(`key-${k}`)) moved++;
+      for (let k = 0; k < keys; k++)
+        if (before.find(`key-${k}`) !== after.find(`key-${k}`)) moved++;
       const expected = keys / (n + 1);
       expect(moved).toBeGreaterThan(expected * 0.6);
       expect(moved).toBeLessThan(expected * 1.4);
@@ -125,7 +131,8 @@ describe('HashRing properties', () => {
         fc.pre(accepted.length > 0);
         const ring = await HashRing.create(urls, { virtualNodes: VN });
         const survivors = await HashRing.create(accepted, { virtualNodes: VN });
-        for (const key of keys) expect(ring.find(key, (u) => acceptRule(u))).toBe(survivors.find(key));
+        for (const key of keys)
+          expect(ring.find(key, (u) => acceptRule(u))).toBe(survivors.find(key));
       }),
       runs(100, 500),
     );
@@ -136,12 +143,17 @@ describe('HashRing properties', () => {
       fc.asyncProperty(
         urlsArb,
         keysArb,
-        fc.array(fc.oneof(fc.nat({ max: 50 }), fc.constant(-1), fc.constant(Number.NaN)), { minLength: 24, maxLength: 24 }),
+        fc.array(fc.oneof(fc.nat({ max: 50 }), fc.constant(-1), fc.constant(Number.NaN)), {
+          minLength: 24,
+          maxLength: 24,
+        }),
         fc.double({ min: 1, max: 3, noNaN: true }),
         async (urls, keys, loads, factor) => {
           const ring = await HashRing.create(urls, { virtualNodes: VN });
           const loadOf = (_url: string, index: number): number => loads[index]!;
-          const eligible = ring.urls.map((_, i) => loads[i]!).filter((l) => l >= 0 && Number.isFinite(l));
+          const eligible = ring.urls
+            .map((_, i) => loads[i]!)
+            .filter((l) => l >= 0 && Number.isFinite(l));
           const total = eligible.reduce((a, b) => a + b, 0);
           const cap = Math.ceil((factor * (total + 1)) / eligible.length);
           const anyUnder = eligible.some((l) => l + 1 <= cap);
@@ -194,10 +206,13 @@ describe('HashRing properties', () => {
     [8, 1.25, 0.1],
     [64, 1.25, 0.1],
     [512, 1.5, 0.13],
-  ])('spreads 100,000 keys over %i workers (150 virtual nodes): max/mean ≤ %d, CV ≤ %d', async (n, maxOverMean, cv) => {
-    const ring = await HashRing.create(fleet(n));
-    const result = balance(ownership(ring, 100_000));
-    expect(result.maxOverMean).toBeLessThanOrEqual(maxOverMean);
-    expect(result.cv).toBeLessThanOrEqual(cv);
-  });
+  ])(
+    'spreads 100,000 keys over %i workers (150 virtual nodes): max/mean ≤ %d, CV ≤ %d',
+    async (n, maxOverMean, cv) => {
+      const ring = await HashRing.create(fleet(n));
+      const result = balance(ownership(ring, 100_000));
+      expect(result.maxOverMean).toBeLessThanOrEqual(maxOverMean);
+      expect(result.cv).toBeLessThanOrEqual(cv);
+    },
+  );
 });
