@@ -8,6 +8,15 @@ export type { FleetRouteErrorCode } from './core/errors.js';
 export { ERROR_MESSAGES, FleetRouteError } from './core/errors.js';
 export type { StreamItem } from './registry/event-stream.js';
 export type {
+  EventsOptions,
+  RegisterOrReplaceResult,
+  RegistrySnapshot,
+  RegistryStats,
+  RevisionOptions,
+  StatusTransition,
+  WorkerRegistryOptions,
+} from './registry/registry-options.js';
+export type {
   LaggedEvent,
   WorkerEvent,
   WorkerEventMap,
@@ -17,15 +26,6 @@ export type {
   WorkerReplacedEvent,
   WorkerStatusChangedEvent,
 } from './registry/worker-event.js';
-export type {
-  EventsOptions,
-  RegisterOrReplaceResult,
-  RegistrySnapshot,
-  RegistryStats,
-  RevisionOptions,
-  StatusTransition,
-  WorkerRegistryOptions,
-} from './registry/worker-registry.js';
 export { WorkerRegistry } from './registry/worker-registry.js';
 export type { CircuitBreakerSnapshot, CircuitState } from './resilience/circuit-breaker.js';
 export { CircuitBreaker } from './resilience/circuit-breaker.js';

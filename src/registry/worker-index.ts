@@ -15,7 +15,7 @@
 import type { Hasher } from '../core/hash.js';
 import { HashRing, type PointCache } from '../ring/hash-ring.js';
 import type { Worker } from '../workers/worker.js';
-import type { WorkerType } from '../workers/worker-spec.js';
+import type { WorkerStatus, WorkerType } from '../workers/worker-spec.js';
 import type { ConnectionMode } from '../workers/worker-url.js';
 
 /** @internal The shared empty array every miss returns (frozen: nobody indexes into it). */
@@ -64,10 +64,6 @@ export class WorkerIndex {
 
   get ringsBuilt(): number {
     return this.#ringsBuilt;
-  }
-
-  get wildcardCount(): number {
-    return this.#wildcard.size;
   }
 
   get(id: string): Worker | undefined {
@@ -131,6 +127,50 @@ export class WorkerIndex {
     this.#ringsBuilt++;
     this.#rings.set(key, { source: workers, ring });
     return ring;
+  }
+
+  /** Counts by status, type and connection, for `stats()`. O(n). */
+  counts(): {
+    workers: number;
+    models: number;
+    wildcardWorkers: number;
+    byStatus: Record<WorkerStatus, number>;
+    byType: Record<WorkerType, number>;
+    byConnection: Record<ConnectionMode, number>;
+  } {
+    const byStatus: Record<WorkerStatus, number> = {
+      pending: 0,
+      ready: 0,
+      not_ready: 0,
+      failed: 0,
+      draining: 0,
+    };
+    const all = this.all();
+    for (let i = 0; i < all.length; i++) byStatus[all[i]!.status]++;
+    const size = (groups: Map<string, Map<string, Worker>>, key: string): number =>
+      groups.get(key)?.size ?? 0;
+    return {
+      workers: this.#byId.size,
+      models: this.#explicit.size,
+      wildcardWorkers: this.#wildcard.size,
+      byStatus,
+      byType: {
+        regular: size(this.#byType, 'regular'),
+        prefill: size(this.#byType, 'prefill'),
+        decode: size(this.#byType, 'decode'),
+      },
+      byConnection: {
+        http: size(this.#byConnection, 'http'),
+        grpc: size(this.#byConnection, 'grpc'),
+      },
+    };
+  }
+
+  /** Explicitly served model → ids of the workers naming it, for `snapshot()`. O(n). */
+  explicitMembers(): Record<string, readonly string[]> {
+    const out: Record<string, readonly string[]> = {};
+    for (const model of this.models()) out[model] = [...this.#explicit.get(model)!.keys()];
+    return out;
   }
 
   add(worker: Worker): void {

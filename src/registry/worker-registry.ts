@@ -3,25 +3,22 @@
  *
  * @module
  */
-import { EventEmitter } from 'eventemitter3';
 import { FleetRouteError } from '../core/errors.js';
 import { type Hasher, loadHasher } from '../core/hash.js';
 import { describe, fail, readEnum, readInteger, readObject, readString } from '../core/options.js';
 import { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import {
-  type CircuitBreakerConfig,
   type ResolvedCircuitBreakerConfig,
   resolveCircuitBreakerConfig,
   sameCircuitBreakerConfig,
 } from '../resilience/circuit-breaker-config.js';
-import { type Clock, monotonicClock } from '../resilience/clock.js';
 import {
   type ResolvedRetryConfig,
   type RetryConfig,
   resolveRetryConfig,
 } from '../resilience/retry-config.js';
-import { DEFAULT_VIRTUAL_NODES, type HashRing } from '../ring/hash-ring.js';
-import { Worker, type WorkerInfo, WorkerRuntime } from '../workers/worker.js';
+import type { HashRing } from '../ring/hash-ring.js';
+import { Worker, WorkerRuntime } from '../workers/worker.js';
 import {
   MAX_MODEL_ID_LENGTH,
   type ResolvedWorkerSpec,
@@ -33,95 +30,21 @@ import {
   type WorkerType,
 } from '../workers/worker-spec.js';
 import { type ConnectionMode, parseWorkerUrl } from '../workers/worker-url.js';
-import { EventStream, type StreamItem } from './event-stream.js';
+import { EventHub, type StreamItem } from './event-hub.js';
+import {
+  type EventsOptions,
+  type RegisterOrReplaceResult,
+  type RegistrySnapshot,
+  type RegistryStats,
+  type ResolvedRegistryOptions,
+  type RevisionOptions,
+  resolveRegistryOptions,
+  type StatusTransition,
+  type WorkerRegistryOptions,
+} from './registry-options.js';
 import { type LockHooks, UrlLocks } from './url-locks.js';
-import type { WorkerEvent, WorkerEventMap, WorkerEventType } from './worker-event.js';
+import type { WorkerEvent, WorkerEventMap } from './worker-event.js';
 import { WorkerIndex } from './worker-index.js';
-
-/**
- * Options of {@link WorkerRegistry.create}.
- *
- * @public
- */
-export interface WorkerRegistryOptions {
-  /** Virtual nodes per worker on every hash ring. Cost: 12 bytes and one xxh64 per point. @defaultValue 150 */
-  readonly virtualNodes?: number;
-  /**
-   * Status of a worker registered without `status`. Use `'ready'` when nothing probes health.
-   *
-   * @defaultValue 'pending'
-   */
-  readonly defaultStatus?: WorkerStatus;
-  /** Breaker settings for every worker, under each worker's own `circuitBreaker` overrides. */
-  readonly circuitBreaker?: CircuitBreakerConfig;
-  /**
-   * Default buffer of each {@link WorkerRegistry.events} subscriber, in events. 1,024 events
-   * cost about 8 KB of pointers per subscriber. @defaultValue 1024
-   */
-  readonly eventBufferSize?: number;
-  /** Time source for circuit breakers (ms, monotonic). @defaultValue `performance.now` */
-  readonly clock?: Clock;
-  /**
-   * Called when an event listener throws. The registry and the other listeners are unaffected
-   * either way. @defaultValue emits a process warning with code `FLEETROUTE_LISTENER_ERROR`
-   */
-  readonly onListenerError?: (error: unknown, event: WorkerEvent) => void;
-}
-
-/** Options of {@link WorkerRegistry.events}. @public */
-export interface EventsOptions {
-  /** Ends the iterator when aborted. */
-  readonly signal?: AbortSignal;
-  /** Events buffered for this subscriber before the oldest are dropped. @defaultValue the registry's `eventBufferSize` */
-  readonly bufferSize?: number;
-}
-
-/** Options of the mutations that accept a revision check. @public */
-export interface RevisionOptions {
-  /** Fail with `STALE_REVISION` unless the worker is still at this revision. */
-  readonly expectedRevision?: number;
-}
-
-/** Result of {@link WorkerRegistry.registerOrReplace}. @public */
-export interface RegisterOrReplaceResult {
-  readonly worker: Worker;
-  /** `true` when a live worker with the same URL was replaced, `false` when a new one was registered. */
-  readonly replaced: boolean;
-}
-
-/** Result of {@link WorkerRegistry.transitionStatus}. @public */
-export interface StatusTransition {
-  readonly from: WorkerStatus;
-  readonly to: WorkerStatus;
-}
-
-/** Counts from {@link WorkerRegistry.stats}; a plain object built per call. @public */
-export interface RegistryStats {
-  readonly workers: number;
-  readonly models: number;
-  readonly wildcardWorkers: number;
-  readonly byStatus: Readonly<Record<WorkerStatus, number>>;
-  readonly byType: Readonly<Record<WorkerType, number>>;
-  readonly byConnection: Readonly<Record<ConnectionMode, number>>;
-  readonly reservations: number;
-  readonly eventsEmitted: number;
-  readonly listenerErrors: number;
-  readonly subscribers: number;
-  readonly ringsBuilt: number;
-  readonly closed: boolean;
-}
-
-/** Plain-data state from {@link WorkerRegistry.snapshot}. @public */
-export interface RegistrySnapshot {
-  /** `seq` of the last event reflected here (0 before any event). */
-  readonly seq: number;
-  /** Every live worker, in registration order. */
-  readonly workers: readonly WorkerInfo[];
-  /** Explicitly served model → ids of the workers naming it. */
-  readonly models: Readonly<Record<string, readonly string[]>>;
-  /** Per-model retry overrides. */
-  readonly retryConfigs: Readonly<Record<string, ResolvedRetryConfig>>;
-}
 
 /**
  * The live set of workers.
@@ -147,20 +70,11 @@ export class WorkerRegistry {
   // Lock order: a mutation takes exactly one URL lock and never another while holding it.
   readonly #index: WorkerIndex;
   readonly #locks: UrlLocks;
+  readonly #hub: EventHub;
+  readonly #options: ResolvedRegistryOptions;
   readonly #reserved = new Map<string, string>();
   readonly #retryConfigs = new Map<string, ResolvedRetryConfig>();
-  readonly #emitter = new EventEmitter<WorkerEventMap>();
-  readonly #streams = new Set<EventStream>();
-  /** `once` listeners → their self-removing wrappers, per event type, so `off` finds them. */
-  readonly #onceWrappers = new Map<string, Map<unknown, ((event: WorkerEvent) => void)[]>>();
-  readonly #defaultStatus: WorkerStatus;
-  readonly #breakerDefaults: ResolvedCircuitBreakerConfig;
-  readonly #eventBufferSize: number;
-  readonly #clock: Clock;
-  readonly #onListenerError: (error: unknown, event: WorkerEvent) => void;
   #nextId = 1;
-  #seq = 0;
-  #listenerErrors = 0;
   #closed = false;
 
   // ─── 1. Construction & subscription ─────────────────────────────────────────────────────
@@ -170,38 +84,10 @@ export class WorkerRegistry {
    * lock acquisition to force interleavings.
    */
   constructor(hasher: Hasher, options: WorkerRegistryOptions = {}, lockHooks?: LockHooks) {
+    this.#options = resolveRegistryOptions(options);
     this.#locks = new UrlLocks(lockHooks);
-    const o = readObject('options', options);
-    const virtualNodes = readInteger(
-      'options.virtualNodes',
-      o.virtualNodes,
-      DEFAULT_VIRTUAL_NODES,
-      1,
-      10_000,
-    );
-    this.#defaultStatus = readEnum(
-      'options.defaultStatus',
-      o.defaultStatus,
-      WORKER_STATUSES,
-      'pending',
-    );
-    this.#breakerDefaults = resolveCircuitBreakerConfig(o.circuitBreaker, 'options.circuitBreaker');
-    this.#eventBufferSize = readInteger(
-      'options.eventBufferSize',
-      o.eventBufferSize,
-      1024,
-      1,
-      1_000_000,
-    );
-    if (o.clock !== undefined && typeof o.clock !== 'function')
-      fail('options.clock', 'a function', o.clock);
-    this.#clock = (o.clock as Clock | undefined) ?? monotonicClock;
-    if (o.onListenerError !== undefined && typeof o.onListenerError !== 'function') {
-      fail('options.onListenerError', 'a function', o.onListenerError);
-    }
-    this.#onListenerError =
-      (o.onListenerError as WorkerRegistryOptions['onListenerError']) ?? warnListenerError;
-    this.#index = new WorkerIndex(hasher, virtualNodes);
+    this.#hub = new EventHub(this.#options.eventBufferSize, this.#options.onListenerError);
+    this.#index = new WorkerIndex(hasher, this.#options.virtualNodes);
   }
 
   /**
@@ -210,44 +96,34 @@ export class WorkerRegistry {
    * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming the first bad option.
    */
   static async create(options: WorkerRegistryOptions = {}): Promise<WorkerRegistry> {
+    resolveRegistryOptions(options);
     const hasher = await loadHasher();
     return new WorkerRegistry(hasher, options);
   }
 
   /**
    * Adds a listener for every event (`'event'`) or one event type. Listeners run synchronously
-   * inside the mutation, in registration order; one that throws is reported through
+   * inside the mutation, in the order added; one that throws is reported through
    * `onListenerError` and cannot affect the registry or the other listeners.
    *
    * @returns `this`. Emits: nothing. Cost: O(1).
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for an unknown event type or a listener
+   *   that is not a function.
    */
   on<K extends keyof WorkerEventMap>(type: K, listener: WorkerEventMap[K]): this {
-    this.#emitter.on(type, listener as never);
+    this.#hub.on(type, listener);
     return this;
   }
 
   /** Like {@link WorkerRegistry.on}, for one event only. @returns `this`. */
   once<K extends keyof WorkerEventMap>(type: K, listener: WorkerEventMap[K]): this {
-    const wrapper = (event: WorkerEvent): void => {
-      this.#forgetOnce(type, listener, wrapper);
-      (listener as (e: WorkerEvent) => void)(event);
-    };
-    let byListener = this.#onceWrappers.get(type);
-    if (byListener === undefined) {
-      byListener = new Map();
-      this.#onceWrappers.set(type, byListener);
-    }
-    byListener.set(listener, [...(byListener.get(listener) ?? []), wrapper]);
-    this.#emitter.on(type, wrapper as never);
+    this.#hub.once(type, listener);
     return this;
   }
 
   /** Removes a listener added with `on` or `once`. @returns `this`. */
   off<K extends keyof WorkerEventMap>(type: K, listener: WorkerEventMap[K]): this {
-    this.#emitter.off(type, listener as never);
-    for (const wrapper of this.#onceWrappers.get(type)?.get(listener) ?? []) {
-      this.#forgetOnce(type, listener, wrapper);
-    }
+    this.#hub.off(type, listener);
     return this;
   }
 
@@ -265,29 +141,9 @@ export class WorkerRegistry {
    *   `CLOSED` when the registry is closed.
    */
   events(options: EventsOptions = {}): AsyncIterableIterator<StreamItem> {
-    const o = readObject('events options', options);
-    const bufferSize = readInteger(
-      'events.bufferSize',
-      o.bufferSize,
-      this.#eventBufferSize,
-      1,
-      1_000_000,
-    );
-    const signal = o.signal;
-    if (signal !== undefined && !(signal instanceof AbortSignal))
-      fail('events.signal', 'an AbortSignal', signal);
+    const subscribe = this.#hub.prepareStream(options);
     this.#assertOpen();
-    const onAbort = (): void => stream.close();
-    const stream = new EventStream(bufferSize, (s) => {
-      this.#streams.delete(s);
-      signal?.removeEventListener('abort', onAbort);
-    });
-    this.#streams.add(stream);
-    if (signal !== undefined) {
-      if (signal.aborted) stream.close();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    }
-    return stream;
+    return subscribe();
   }
 
   /**
@@ -297,9 +153,7 @@ export class WorkerRegistry {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const stream of [...this.#streams]) stream.end();
-    this.#emitter.removeAllListeners();
-    this.#onceWrappers.clear();
+    this.#hub.close();
   }
 
   // ─── 2. Read: single worker ────────────────────────────────────────────────────────────
@@ -397,34 +251,12 @@ export class WorkerRegistry {
 
   /** @returns counts by status, type and connection, and event/subscriber counters. O(n). */
   stats(): RegistryStats {
-    const byStatus: Record<WorkerStatus, number> = {
-      pending: 0,
-      ready: 0,
-      not_ready: 0,
-      failed: 0,
-      draining: 0,
-    };
-    for (const worker of this.#index.all()) byStatus[worker.status]++;
     return {
-      workers: this.#index.size,
-      models: this.#index.models().length,
-      wildcardWorkers: this.#index.wildcardCount,
-      byStatus,
-      byType: {
-        regular: this.#index.byType('regular').length,
-        prefill: this.#index.byType('prefill').length,
-        decode: this.#index.byType('decode').length,
-      },
-      byConnection: {
-        http: this.#index.byConnection('http').length,
-        grpc: this.#index.byConnection('grpc').length,
-      },
+      ...this.#index.counts(),
       reservations: this.#reserved.size,
-      eventsEmitted: this.#seq,
-      listenerErrors: this.#listenerErrors,
-      subscribers:
-        this.#streams.size +
-        this.#emitter.eventNames().reduce((n, t) => n + this.#emitter.listenerCount(t), 0),
+      eventsEmitted: this.#hub.seq,
+      listenerErrors: this.#hub.listenerErrors,
+      subscribers: this.#hub.subscribers,
       ringsBuilt: this.#index.ringsBuilt,
       closed: this.#closed,
     };
@@ -435,17 +267,10 @@ export class WorkerRegistry {
    * secrets. `seq` is the last event it reflects. O(n).
    */
   snapshot(): RegistrySnapshot {
-    const models: Record<string, readonly string[]> = {};
-    for (const model of this.#index.models()) {
-      models[model] = this.#index
-        .byModel(model)
-        .filter((w) => !w.isWildcard)
-        .map((w) => w.id);
-    }
     return {
-      seq: this.#seq,
+      seq: this.#hub.seq,
       workers: this.#index.all().map((w) => w.toJSON()),
-      models,
+      models: this.#index.explicitMembers(),
       retryConfigs: Object.fromEntries(this.#retryConfigs),
     };
   }
@@ -567,7 +392,7 @@ export class WorkerRegistry {
       const from = runtime.status;
       if (from === to) return undefined;
       runtime.status = to;
-      this.#emit({ type: 'statusChanged', seq: 0, workerId: id, worker, from, to });
+      this.#hub.emit({ type: 'statusChanged', seq: 0, workerId: id, worker, from, to });
       return { from, to };
     });
   }
@@ -667,10 +492,13 @@ export class WorkerRegistry {
   #registerLocked(spec: ResolvedWorkerSpec): Worker {
     const id = this.#reserved.get(spec.url) ?? this.#newId();
     this.#reserved.delete(spec.url);
-    const runtime = new WorkerRuntime(spec.status ?? this.#defaultStatus, this.#breakerFor(spec));
+    const runtime = new WorkerRuntime(
+      spec.status ?? this.#options.defaultStatus,
+      new CircuitBreaker(this.#breakerConfigFor(spec), this.#options.clock),
+    );
     const worker = new Worker(id, 0, spec, runtime);
     this.#index.add(worker);
-    this.#emit({ type: 'registered', seq: 0, workerId: id, worker, status: runtime.status });
+    this.#hub.emit({ type: 'registered', seq: 0, workerId: id, worker, status: runtime.status });
     return worker;
   }
 
@@ -678,12 +506,12 @@ export class WorkerRegistry {
     const runtime = Worker.runtimeOf(current);
     const breakerConfig = this.#breakerConfigFor(spec);
     if (!sameCircuitBreakerConfig(runtime.breaker.config, breakerConfig)) {
-      runtime.breaker = new CircuitBreaker(breakerConfig, this.#clock);
+      runtime.breaker = new CircuitBreaker(breakerConfig, this.#options.clock);
     }
     const next = new Worker(current.id, current.revision + 1, spec, runtime);
     this.#index.replace(current, next);
     this.#dropOrphanRetryConfigs(current.models);
-    this.#emit({ type: 'replaced', seq: 0, workerId: current.id, old: current, new: next });
+    this.#hub.emit({ type: 'replaced', seq: 0, workerId: current.id, old: current, new: next });
     return next;
   }
 
@@ -691,7 +519,7 @@ export class WorkerRegistry {
     this.#index.remove(worker);
     Worker.runtimeOf(worker).live = false;
     this.#dropOrphanRetryConfigs(worker.models);
-    this.#emit({ type: 'removed', seq: 0, workerId: worker.id, worker });
+    this.#hub.emit({ type: 'removed', seq: 0, workerId: worker.id, worker });
     return worker;
   }
 
@@ -701,16 +529,12 @@ export class WorkerRegistry {
 
   #breakerConfigFor(spec: ResolvedWorkerSpec): ResolvedCircuitBreakerConfig {
     return spec.circuitBreaker === undefined
-      ? this.#breakerDefaults
+      ? this.#options.circuitBreaker
       : resolveCircuitBreakerConfig(
           spec.circuitBreaker,
           'spec.circuitBreaker',
-          this.#breakerDefaults,
+          this.#options.circuitBreaker,
         );
-  }
-
-  #breakerFor(spec: ResolvedWorkerSpec): CircuitBreaker {
-    return new CircuitBreaker(this.#breakerConfigFor(spec), this.#clock);
   }
 
   #newId(): string {
@@ -729,40 +553,8 @@ export class WorkerRegistry {
     return worker;
   }
 
-  #forgetOnce(type: string, listener: unknown, wrapper: (event: WorkerEvent) => void): void {
-    this.#emitter.off(type as keyof WorkerEventMap, wrapper as never);
-    const byListener = this.#onceWrappers.get(type);
-    const rest = byListener?.get(listener)?.filter((w) => w !== wrapper) ?? [];
-    if (rest.length > 0) byListener!.set(listener, rest);
-    else byListener?.delete(listener);
-  }
-
   #assertOpen(): void {
     if (this.#closed) throw new FleetRouteError('CLOSED', 'the registry is closed');
-  }
-
-  /** Stamps `seq`, then delivers to listeners (each isolated) and to every stream. */
-  #emit(draft: WorkerEvent): void {
-    const event = Object.freeze({ ...draft, seq: ++this.#seq }) as WorkerEvent;
-    this.#deliver('event', event);
-    this.#deliver(event.type, event);
-    for (const stream of this.#streams) stream.push(event);
-  }
-
-  #deliver(type: WorkerEventType | 'event', event: WorkerEvent): void {
-    if (this.#emitter.listenerCount(type) === 0) return;
-    for (const listener of this.#emitter.listeners(type)) {
-      try {
-        (listener as (e: WorkerEvent) => void)(event);
-      } catch (error) {
-        this.#listenerErrors++;
-        try {
-          this.#onListenerError(error, event);
-        } catch {
-          // The error reporter itself failed; nothing more can be done without risking the registry.
-        }
-      }
-    }
   }
 }
 
@@ -795,13 +587,4 @@ function checkRevision(worker: Worker, expected: number | undefined): void {
       `worker ${worker.id} is at revision ${worker.revision}, expected ${expected}`,
     );
   }
-}
-
-function warnListenerError(error: unknown, event: WorkerEvent): void {
-  process.emitWarning(
-    `a WorkerEvent listener threw while handling '${event.type}' (seq ${event.seq}): ${String(error)}`,
-    {
-      code: 'FLEETROUTE_LISTENER_ERROR',
-    },
-  );
 }
