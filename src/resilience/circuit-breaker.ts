@@ -40,6 +40,8 @@ export class CircuitBreaker {
   #halfOpenSuccesses = 0;
   #trialsInFlight = 0;
   #openedAt = 0;
+  /** +1 each time the breaker turns half-open; tags trial leases so late outcomes are recognised. */
+  #generation = 0;
 
   /** @internal Breakers are created by the registry with the worker. */
   constructor(config: ResolvedCircuitBreakerConfig, clock: Clock) {
@@ -58,6 +60,7 @@ export class CircuitBreaker {
       this.#state = 'half_open';
       this.#halfOpenSuccesses = 0;
       this.#trialsInFlight = 0;
+      this.#generation++;
     }
     return this.#state;
   }
@@ -115,14 +118,37 @@ export class CircuitBreaker {
     };
   }
 
-  /** @internal A lease was taken: in half-open it occupies a trial slot. */
-  onAcquire(): void {
-    if (!this.#config.disabled && this.state === 'half_open') this.#trialsInFlight++;
+  /**
+   * @internal A lease was taken. In half-open it occupies a trial slot.
+   * @returns the trial tag to hand back to {@link CircuitBreaker.settle}, or -1 when the lease is
+   *   not a trial.
+   */
+  onAcquire(): number {
+    if (this.#config.disabled || this.state !== 'half_open') return -1;
+    this.#trialsInFlight++;
+    return this.#generation;
   }
 
-  /** @internal A lease ended without an outcome: free its trial slot. */
-  onReleaseWithoutOutcome(): void {
-    if (this.#state === 'half_open') this.#endTrial();
+  /**
+   * @internal A lease ended. Frees its trial slot if it still holds one, then records the outcome.
+   * A success only counts towards closing a half-open breaker when it comes from one of this
+   * half-open period's trials: a request sent while the breaker was closed proves nothing about
+   * the recovery. A failure always counts.
+   */
+  settle(trial: number, outcome: 'success' | 'failure' | 'none'): void {
+    if (this.#config.disabled) return;
+    const state = this.state;
+    const currentTrial = trial >= 0 && trial === this.#generation && state === 'half_open';
+    if (currentTrial) this.#endTrial();
+    if (outcome === 'failure') {
+      if (state === 'half_open') this.#open();
+      else if (state === 'closed' && ++this.#consecutiveFailures >= this.#config.failureThreshold)
+        this.#open();
+    } else if (outcome === 'success') {
+      if (state === 'closed') this.#consecutiveFailures = 0;
+      else if (currentTrial && ++this.#halfOpenSuccesses >= this.#config.successThreshold)
+        this.#close();
+    }
   }
 
   #endTrial(): void {

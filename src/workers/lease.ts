@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import type { Worker, WorkerRuntime } from './worker.js';
 
 /**
@@ -25,12 +26,16 @@ export interface LeaseOutcome {
  */
 export class WorkerLease {
   readonly #worker: Worker;
+  readonly #breaker: CircuitBreaker;
+  readonly #trial: number;
   #runtime: WorkerRuntime | undefined;
 
   /** @internal Use {@link Worker.acquire}. */
-  constructor(worker: Worker, runtime: WorkerRuntime) {
+  constructor(worker: Worker, runtime: WorkerRuntime, breaker: CircuitBreaker, trial: number) {
     this.#worker = worker;
     this.#runtime = runtime;
+    this.#breaker = breaker;
+    this.#trial = trial;
   }
 
   /** The worker this lease is on. */
@@ -54,14 +59,15 @@ export class WorkerLease {
     if (rt === undefined) return false;
     this.#runtime = undefined;
     if (rt.load > 0) rt.load--;
-    const breaker = rt.breaker;
-    if (outcome === undefined || outcome === null || typeof outcome !== 'object') {
-      breaker.onReleaseWithoutOutcome();
-    } else if (isFailure(outcome, breaker.config.failureStatuses)) {
-      breaker.recordFailure();
-    } else {
-      breaker.recordSuccess();
-    }
+    // The breaker the lease was taken under: a replace that swapped the breaker does not let a
+    // request sent before it count against (or for) the new one.
+    const breaker = this.#breaker;
+    if (breaker !== rt.breaker) return true;
+    const given = typeof outcome === 'object' && outcome !== null;
+    breaker.settle(
+      this.#trial,
+      !given ? 'none' : isFailure(outcome, breaker.config.failureStatuses) ? 'failure' : 'success',
+    );
     return true;
   }
 }

@@ -232,8 +232,8 @@ export class Worker {
   acquire(): WorkerLease {
     const rt = this.#runtime;
     rt.load++;
-    rt.breaker.onAcquire();
-    return new WorkerLease(this, rt);
+    const breaker = rt.breaker;
+    return new WorkerLease(this, rt, breaker, breaker.onAcquire());
   }
 
   /** Counts one more request selected for this worker. Policies call it on every pick. O(1). */

@@ -125,3 +125,65 @@ describe('WorkerLease.release', () => {
     expect(Object.isFrozen(DEFAULT_FAILURE_STATUSES)).toBe(true);
   });
 });
+
+describe('WorkerLease and half-open trials', () => {
+  async function halfOpenWorker() {
+    const { registry, clock } = await recordedRegistry();
+    const worker = await registry.register({
+      url: 'h:2',
+      circuitBreaker: { failureThreshold: 1, successThreshold: 1, openMs: 1000 },
+    });
+    return { worker, clock };
+  }
+
+  it('a success from a request sent while the breaker was closed does not close it once half-open', async () => {
+    // Arrange: a lease taken while closed, then the breaker opens and turns half-open.
+    const { worker, clock } = await halfOpenWorker();
+    const early = worker.acquire();
+    worker.circuitBreaker.recordFailure();
+    clock.now += 1000;
+    expect(worker.circuitBreaker.state).toBe('half_open');
+
+    // Act
+    early.release({ ok: true, status: 200 });
+
+    // Assert: still half-open, and the trial slot is still free for a real trial.
+    expect(worker.circuitBreaker.state).toBe('half_open');
+    expect(worker.circuitBreaker.canExecute()).toBe(true);
+  });
+
+  it('a success from a trial lease of this half-open period closes the breaker', async () => {
+    const { worker, clock } = await halfOpenWorker();
+    worker.circuitBreaker.recordFailure();
+    clock.now += 1000;
+    const trial = worker.acquire();
+    expect(worker.circuitBreaker.canExecute()).toBe(false); // the single trial slot is taken
+
+    trial.release({ ok: true, status: 200 });
+
+    expect(worker.circuitBreaker.state).toBe('closed');
+  });
+
+  it('a failure from a request sent while closed still reopens a half-open breaker', async () => {
+    const { worker, clock } = await halfOpenWorker();
+    const early = worker.acquire();
+    worker.circuitBreaker.recordFailure();
+    clock.now += 1000;
+
+    early.release({ ok: false });
+
+    expect(worker.circuitBreaker.state).toBe('open');
+  });
+
+  it('a trial lease released without an outcome frees its slot and counts nothing', async () => {
+    const { worker, clock } = await halfOpenWorker();
+    worker.circuitBreaker.recordFailure();
+    clock.now += 1000;
+    const trial = worker.acquire();
+
+    trial.release();
+
+    expect(worker.circuitBreaker.state).toBe('half_open');
+    expect(worker.circuitBreaker.canExecute()).toBe(true);
+  });
+});
