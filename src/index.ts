@@ -6,6 +6,39 @@
 
 export type { FleetRouteErrorCode } from './core/errors.js';
 export { ERROR_MESSAGES, FleetRouteError } from './core/errors.js';
+export type { BucketConfig } from './policies/bucket.js';
+export { BucketPolicy } from './policies/bucket.js';
+export type { ConsistentHashingConfig } from './policies/consistent-hashing.js';
+export { ConsistentHashingPolicy } from './policies/consistent-hashing.js';
+export type { PolicyClassMap, PolicyConfigMap } from './policies/create-policy.js';
+export { createPolicy } from './policies/create-policy.js';
+export type { LeastLoadConfig } from './policies/least-load.js';
+export { LeastLoadPolicy } from './policies/least-load.js';
+export type { ManualConfig } from './policies/manual.js';
+export { ManualPolicy } from './policies/manual.js';
+export type { PassthroughConfig } from './policies/passthrough.js';
+export { PassthroughPolicy } from './policies/passthrough.js';
+export type {
+  LoadReport,
+  Policy,
+  PolicyName,
+  RequestHeaders,
+  RequestLeg,
+  SelectRequest,
+} from './policies/policy.js';
+export { POLICY_NAMES, ROUTING_KEY_HEADER, TARGET_WORKER_HEADER } from './policies/policy.js';
+export type { PowerOfTwoConfig } from './policies/power-of-two.js';
+export { PowerOfTwoPolicy } from './policies/power-of-two.js';
+export type { PrefixHashConfig } from './policies/prefix-hash.js';
+export { PrefixHashPolicy } from './policies/prefix-hash.js';
+export type { RandomConfig } from './policies/random.js';
+export { RandomPolicy } from './policies/random.js';
+export type { RoundRobinConfig } from './policies/round-robin.js';
+export { RoundRobinPolicy } from './policies/round-robin.js';
+export type { PairPolicies, WorkerPair } from './policies/select-pair.js';
+export { selectPair } from './policies/select-pair.js';
+export type { CommonPolicyConfig } from './policies/support/config.js';
+export type { RandomSource } from './policies/support/random.js';
 export type { StreamItem } from './registry/event-stream.js';
 export type {
   EventsOptions,

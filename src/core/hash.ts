@@ -56,6 +56,7 @@ export class Hasher {
 }
 
 let loading: Promise<Hasher> | undefined;
+let loaded: Hasher | undefined;
 
 /**
  * Loads the WASM hasher once per process; later calls share the same instance.
@@ -63,6 +64,20 @@ let loading: Promise<Hasher> | undefined;
  * @internal
  */
 export function loadHasher(): Promise<Hasher> {
-  loading ??= xxhash().then((api) => new Hasher(api));
+  loading ??= xxhash().then((api) => {
+    loaded = new Hasher(api);
+    return loaded;
+  });
   return loading;
+}
+
+/**
+ * The hasher if it has finished loading, else `undefined` (and loading starts). Synchronous code
+ * (policies) uses it; `WorkerRegistry.create()` and `HashRing.create()` load it first.
+ *
+ * @internal
+ */
+export function loadedHasher(): Hasher | undefined {
+  if (loaded === undefined) void loadHasher();
+  return loaded;
 }

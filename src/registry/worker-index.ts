@@ -14,7 +14,8 @@
  */
 import type { Hasher } from '../core/hash.js';
 import { HashRing, type PointCache } from '../ring/hash-ring.js';
-import type { Worker } from '../workers/worker.js';
+import { LoadCounter, trackTotal } from '../workers/load-counter.js';
+import { Worker } from '../workers/worker.js';
 import type { WorkerStatus, WorkerType } from '../workers/worker-spec.js';
 import type { ConnectionMode } from '../workers/worker-url.js';
 
@@ -47,6 +48,10 @@ export class WorkerIndex {
   readonly #typeArrays = new Map<WorkerType, readonly Worker[]>();
   readonly #connectionArrays = new Map<ConnectionMode, readonly Worker[]>();
 
+  /** In-flight totals: every worker, the wildcard workers, each explicitly served model. */
+  readonly #allLoad = new LoadCounter();
+  readonly #wildcardLoad = new LoadCounter();
+  readonly #modelLoad = new Map<string, LoadCounter>();
   readonly #hasher: Hasher;
   readonly #virtualNodes: number;
   readonly #points: PointCache = new Map();
@@ -76,7 +81,11 @@ export class WorkerIndex {
 
   /** Live workers in registration order (cached). */
   all(): readonly Worker[] {
-    return (this.#all ??= this.#byId.size === 0 ? EMPTY_WORKERS : [...this.#byId.values()]);
+    if (this.#all === undefined) {
+      this.#all = this.#byId.size === 0 ? EMPTY_WORKERS : [...this.#byId.values()];
+      if (this.#all !== EMPTY_WORKERS) trackTotal(this.#all, [this.#allLoad]);
+    }
+    return this.#all;
   }
 
   /** Explicitly served model ids, sorted (frozen, cached). */
@@ -198,6 +207,7 @@ export class WorkerIndex {
       for (const model of old.models) if (!next.serves(model)) this.#removeMember(model, id);
       for (const model of next.models) this.#addMember(model, next);
     }
+    this.#setCounters(next);
     this.#swapGroup(this.#byType, this.#typeArrays, old.type, next.type, next);
     this.#swapGroup(
       this.#byConnection,
@@ -226,6 +236,7 @@ export class WorkerIndex {
         this.#wildcard.size === 0
           ? [...explicit.values()]
           : [...explicit.values(), ...this.#wildcard.values()];
+      trackTotal(array, [this.#modelLoad.get(model)!, this.#wildcardLoad]);
     }
     this.#modelArrays.set(model, array);
     return array;
@@ -233,8 +244,22 @@ export class WorkerIndex {
 
   #wildcardWorkers(): readonly Worker[] {
     if (this.#explicit.size === 0) return this.all();
-    return (this.#wildcardArray ??=
-      this.#wildcard.size === 0 ? EMPTY_WORKERS : [...this.#wildcard.values()]);
+    if (this.#wildcardArray === undefined) {
+      this.#wildcardArray =
+        this.#wildcard.size === 0 ? EMPTY_WORKERS : [...this.#wildcard.values()];
+      if (this.#wildcardArray !== EMPTY_WORKERS)
+        trackTotal(this.#wildcardArray, [this.#wildcardLoad]);
+    }
+    return this.#wildcardArray;
+  }
+
+  /** Points the worker's leases at the totals of the groups it belongs to now. */
+  #setCounters(worker: Worker): void {
+    const counters =
+      worker.models.length === 0
+        ? [this.#allLoad, this.#wildcardLoad]
+        : [this.#allLoad, ...worker.models.map((m) => this.#modelLoad.get(m)!)];
+    Worker.runtimeOf(worker).counters = counters;
   }
 
   #link(worker: Worker): void {
@@ -244,6 +269,7 @@ export class WorkerIndex {
     } else {
       for (const model of worker.models) this.#addMember(model, worker);
     }
+    this.#setCounters(worker);
     group(this.#byType, worker.type).set(worker.id, worker);
     group(this.#byConnection, worker.connection).set(worker.id, worker);
     this.#typeArrays.delete(worker.type);
@@ -272,6 +298,7 @@ export class WorkerIndex {
     if (members === undefined) {
       members = new Map();
       this.#explicit.set(model, members);
+      this.#modelLoad.set(model, new LoadCounter());
       this.#modelSetChanged();
     }
     members.set(worker.id, worker);
@@ -285,6 +312,7 @@ export class WorkerIndex {
     this.#modelArrays.delete(model);
     if (members.size === 0) {
       this.#explicit.delete(model);
+      this.#modelLoad.delete(model);
       this.#rings.delete(model);
       this.#modelSetChanged();
     }

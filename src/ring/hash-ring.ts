@@ -258,6 +258,15 @@ export class HashRing {
     return pick < 0 ? undefined : this.#urls[pick];
   }
 
+  /**
+   * @internal Lookup by a hash already split into unsigned 32-bit halves (policies that hash token
+   * prefixes). Same walk as {@link HashRing.findIndex}; no allocation.
+   */
+  indexAt(hi: number, lo: number, accept?: RingAccept): number {
+    if (this.#hi.length === 0) return -1;
+    return this.#walk(this.#locate(hi >>> 0, lo >>> 0), accept);
+  }
+
   /** First point index at or after (hi, lo), wrapping to 0. */
   #locate(hi: number, lo: number): number {
     const H = this.#hi;

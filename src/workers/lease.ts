@@ -4,6 +4,7 @@
  * @module
  */
 import type { CircuitBreaker } from '../resilience/circuit-breaker.js';
+import type { LoadCounter } from './load-counter.js';
 import type { Worker, WorkerRuntime } from './worker.js';
 
 /**
@@ -26,14 +27,22 @@ export interface LeaseOutcome {
  */
 export class WorkerLease {
   readonly #worker: Worker;
+  readonly #counters: readonly LoadCounter[];
   readonly #breaker: CircuitBreaker;
   readonly #trial: number;
   #runtime: WorkerRuntime | undefined;
 
   /** @internal Use {@link Worker.acquire}. */
-  constructor(worker: Worker, runtime: WorkerRuntime, breaker: CircuitBreaker, trial: number) {
+  constructor(
+    worker: Worker,
+    runtime: WorkerRuntime,
+    counters: readonly LoadCounter[],
+    breaker: CircuitBreaker,
+    trial: number,
+  ) {
     this.#worker = worker;
     this.#runtime = runtime;
+    this.#counters = counters;
     this.#breaker = breaker;
     this.#trial = trial;
   }
@@ -59,6 +68,10 @@ export class WorkerLease {
     if (rt === undefined) return false;
     this.#runtime = undefined;
     if (rt.load > 0) rt.load--;
+    // The group totals the lease was counted in, even if the worker changed groups since.
+    const counters = this.#counters;
+    for (let i = 0; i < counters.length; i++)
+      if (counters[i]!.inFlight > 0) counters[i]!.inFlight--;
     // The breaker the lease was taken under: a replace that swapped the breaker does not let a
     // request sent before it count against (or for) the new one.
     const breaker = this.#breaker;

@@ -9,6 +9,7 @@ import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.
 import type { HealthConfig } from '../resilience/health-config.js';
 import type { RetryConfig } from '../resilience/retry-config.js';
 import { WorkerLease } from './lease.js';
+import { type LoadCounter, NO_COUNTERS } from './load-counter.js';
 import type { ResolvedWorkerSpec, RuntimeType, WorkerStatus, WorkerType } from './worker-spec.js';
 import type { ConnectionMode } from './worker-url.js';
 
@@ -57,20 +58,50 @@ export interface WorkerInfo {
   readonly circuitBreaker: CircuitBreakerSnapshot;
 }
 
+let healthEpoch = 0;
+
+/**
+ * @internal A number that changes whenever any worker's status or liveness changes, in any
+ * registry. Policies cache values derived from "which workers are ready" against it.
+ */
+export function currentHealthEpoch(): number {
+  return healthEpoch;
+}
+
 /**
  * @internal State shared by every revision of one worker id: a `replace` hands the same runtime
  * to the new revision, so status, counters and in-flight leases carry over.
  */
 export class WorkerRuntime {
-  status: WorkerStatus;
+  #status: WorkerStatus;
+  #live = true;
   load = 0;
   processed = 0;
-  live = true;
   breaker: CircuitBreaker;
+  /** The group totals this worker's leases count in (set by the registry's index). */
+  counters: readonly LoadCounter[] = NO_COUNTERS;
 
   constructor(status: WorkerStatus, breaker: CircuitBreaker) {
-    this.status = status;
+    this.#status = status;
     this.breaker = breaker;
+  }
+
+  get status(): WorkerStatus {
+    return this.#status;
+  }
+
+  set status(to: WorkerStatus) {
+    if (to !== this.#status) healthEpoch++;
+    this.#status = to;
+  }
+
+  get live(): boolean {
+    return this.#live;
+  }
+
+  set live(value: boolean) {
+    if (value !== this.#live) healthEpoch++;
+    this.#live = value;
   }
 }
 
@@ -232,8 +263,10 @@ export class Worker {
   acquire(): WorkerLease {
     const rt = this.#runtime;
     rt.load++;
+    const counters = rt.counters;
+    for (let i = 0; i < counters.length; i++) counters[i]!.inFlight++;
     const breaker = rt.breaker;
-    return new WorkerLease(this, rt, breaker, breaker.onAcquire());
+    return new WorkerLease(this, rt, counters, breaker, breaker.onAcquire());
   }
 
   /** Counts one more request selected for this worker. Policies call it on every pick. O(1). */

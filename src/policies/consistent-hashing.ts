@@ -1,0 +1,118 @@
+/**
+ * `consistent_hashing`: session affinity on a hash ring.
+ *
+ * @module
+ */
+import { readInteger } from '../core/options.js';
+import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
+import type { Worker } from '../workers/worker.js';
+import {
+  type Policy,
+  ROUTING_KEY_HEADER,
+  type SelectRequest,
+  TARGET_WORKER_HEADER,
+} from './policy.js';
+import { CandidateRings } from './support/candidate-ring.js';
+import { type CommonPolicyConfig, readConfig, readRandom } from './support/config.js';
+import { readHeader } from './support/headers.js';
+import type { RandomSource } from './support/random.js';
+import { available, isWorkerList, pick, randomAvailable } from './support/sampling.js';
+
+/** Options of the `consistent_hashing` policy. @public */
+export interface ConsistentHashingConfig extends CommonPolicyConfig {
+  /** Virtual nodes per worker on rings this policy builds itself. @defaultValue 150 */
+  readonly virtualNodes?: number;
+}
+
+/** Headers tried, in order, when the request has no routing key. */
+const IDENTITY_HEADERS = ['authorization', 'x-forwarded-for', 'cookie'] as const;
+
+/**
+ * Sends every request with the same key to the same worker, so a user's or session's prefix
+ * stays in one worker's KV cache. The key is, in order:
+ *
+ * 1. `x-fleetroute-target-worker` (a worker URL or id): that worker if it is among the
+ *    candidates and available, else `undefined` — an explicit target never silently moves;
+ * 2. `request.routingKey`, else the `x-fleetroute-routing-key` header;
+ * 3. the first non-empty of `authorization`, `x-forwarded-for`, `cookie`;
+ * 4. none: a uniformly random available worker.
+ *
+ * On a `prefill` or `decode` leg the key is namespaced (`prefill:<key>`), so the two legs of a
+ * pair never share placement. The ring is `request.ring` when given (for example
+ * `registry.getHashRing(model)`), else a ring over the candidates' URLs built once per candidate
+ * list and cached by the list's identity (the registry's arrays keep their identity).
+ *
+ * Failure behaviour: an unavailable owner is skipped clockwise to the next available worker;
+ * when the owner recovers it gets exactly its keys back (placement never changes).
+ * Cost: one xxh64 of the key plus an O(1) ring lookup; building a ring is O(n · virtualNodes),
+ * once per candidate list.
+ *
+ * @public
+ */
+export class ConsistentHashingPolicy implements Policy {
+  readonly name = 'consistent_hashing' as const;
+  readonly #random: RandomSource;
+  readonly #rings: CandidateRings;
+
+  /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
+  constructor(config: ConsistentHashingConfig = {}) {
+    const o = readConfig('consistent_hashing', config, ['virtualNodes']);
+    this.#random = readRandom('consistent_hashing', o);
+    this.#rings = new CandidateRings(
+      readInteger(
+        'consistent_hashing.virtualNodes',
+        o.virtualNodes,
+        DEFAULT_VIRTUAL_NODES,
+        1,
+        10_000,
+      ),
+    );
+  }
+
+  select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
+    if (!isWorkerList(workers) || workers.length === 0) return undefined;
+    const headers = request?.headers;
+    const target = readHeader(headers, TARGET_WORKER_HEADER);
+    const entry = this.#rings.get(workers, request?.ring);
+    if (target !== undefined) {
+      const worker =
+        entry?.byUrlOrId(target) ?? workers.find((w) => w?.url === target || w?.id === target);
+      if (worker === undefined || !available(worker)) return undefined;
+      worker.incrementProcessed();
+      return worker;
+    }
+    const key = routingKey(request);
+    if (key === undefined || entry === undefined)
+      return pick(workers, randomAvailable(workers, this.#random));
+    const index = entry.ring.findIndex(key, entry.acceptAvailable);
+    if (index < 0) return undefined;
+    const worker = entry.aligned[index]!;
+    worker.incrementProcessed();
+    return worker;
+  }
+
+  reset(): void {
+    this.#rings.clear();
+  }
+}
+
+/**
+ * The request's routing key: explicit key, routing-key header, then identity headers; namespaced
+ * by leg. `undefined` when there is none.
+ *
+ * @internal
+ */
+export function routingKey(request: SelectRequest | undefined): string | undefined {
+  if (request === undefined || request === null) return undefined;
+  let key =
+    typeof request.routingKey === 'string' && request.routingKey !== ''
+      ? request.routingKey
+      : undefined;
+  key ??= readHeader(request.headers, ROUTING_KEY_HEADER);
+  for (let i = 0; key === undefined && i < IDENTITY_HEADERS.length; i++) {
+    key = readHeader(request.headers, IDENTITY_HEADERS[i]!);
+  }
+  if (key === undefined) return undefined;
+  const leg = request.leg;
+  return leg === 'prefill' || leg === 'decode' ? `${leg}:${key}` : key;
+}

@@ -1,0 +1,118 @@
+/**
+ * The `Policy` contract every routing policy implements, and the request it routes.
+ *
+ * @module
+ */
+import type { HashRing } from '../ring/hash-ring.js';
+import type { Worker } from '../workers/worker.js';
+
+/** Names accepted by `createPolicy`. @public */
+export type PolicyName =
+  | 'random'
+  | 'round_robin'
+  | 'power_of_two'
+  | 'least_load'
+  | 'consistent_hashing'
+  | 'prefix_hash'
+  | 'cache_aware'
+  | 'bucket'
+  | 'manual'
+  | 'passthrough';
+
+/** Which leg of a request a policy is choosing for (prefill/decode disaggregation). @public */
+export type RequestLeg = 'single' | 'prefill' | 'decode';
+
+/** HTTP headers as a `Headers` object or a plain record (case-insensitive either way). @public */
+export type RequestHeaders =
+  | Headers
+  | Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/**
+ * What a policy may look at to route one request. Every field is optional; a policy uses what it
+ * needs and ignores the rest.
+ *
+ * @public
+ */
+export interface SelectRequest {
+  /** The model the request names. */
+  readonly model?: string;
+  /** The prompt as text (cache- and prefix-aware policies key on it when there are no tokens). */
+  readonly text?: string;
+  /** The prompt as token ids. Non-integers and negatives are read as 0. */
+  readonly tokens?: ArrayLike<number>;
+  /** Request headers: `x-fleetroute-routing-key`, `x-fleetroute-target-worker`, authorization… */
+  readonly headers?: RequestHeaders;
+  /** Explicit routing key (sessions, users); wins over the routing-key header. */
+  readonly routingKey?: string;
+  /** The leg being routed; set by `selectPair`. @defaultValue 'single' */
+  readonly leg?: RequestLeg;
+  /** A ring over the candidates (for example `registry.getHashRing(model)`), saving a rebuild. */
+  readonly ring?: HashRing;
+}
+
+/**
+ * One worker's polled load. Every field is optional; a negative or non-finite value is ignored
+ * as if absent.
+ *
+ * @public
+ */
+export interface LoadReport {
+  /** KV-cache usage, 0 … 1 (values above 1 are read as 1). */
+  readonly tokenUsage?: number;
+  /** Prompt tokens waiting to be prefilled. */
+  readonly queuedTokens?: number;
+  /** Requests running. */
+  readonly runningRequests?: number;
+  /** Requests waiting in the engine's queue. */
+  readonly waitingRequests?: number;
+  /** Generated tokens per second. */
+  readonly throughput?: number;
+  /** When the observation was made (ms, caller's clock); informational. */
+  readonly at?: number;
+}
+
+/**
+ * A routing policy. `select` returns an **available** worker (live, `ready`, breaker admits)
+ * from `workers`, or `undefined`; it never throws for an empty or odd list, and reads each
+ * candidate's routing state at most once per call. Every policy counts its pick with
+ * `worker.incrementProcessed()`.
+ *
+ * @public
+ */
+export interface Policy {
+  /** The policy's name. */
+  readonly name: PolicyName;
+  /**
+   * Picks a worker for `request` among `workers`.
+   *
+   * @returns an available member of `workers`, or `undefined` when none fits.
+   */
+  select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined;
+  /** Feeds polled loads, keyed by worker URL. Unknown URLs are kept until `removeWorker`. */
+  updateLoads?(reports: ReadonlyMap<string, LoadReport>): void;
+  /** Forgets everything held for one worker. */
+  removeWorker?(url: string): void;
+  /** Forgets all per-worker and per-key state. */
+  reset?(): void;
+  /** Releases resources; the policy may not be used afterwards. */
+  close?(): void;
+}
+
+/** Every policy name. @public */
+export const POLICY_NAMES: readonly PolicyName[] = Object.freeze([
+  'random',
+  'round_robin',
+  'power_of_two',
+  'least_load',
+  'consistent_hashing',
+  'prefix_hash',
+  'cache_aware',
+  'bucket',
+  'manual',
+  'passthrough',
+]);
+
+/** Header carrying an explicit routing key. @public */
+export const ROUTING_KEY_HEADER = 'x-fleetroute-routing-key';
+/** Header naming the worker (by URL or id) a request must go to. @public */
+export const TARGET_WORKER_HEADER = 'x-fleetroute-target-worker';

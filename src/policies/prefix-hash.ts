@@ -1,0 +1,104 @@
+/**
+ * `prefix_hash`: prompt-prefix affinity with bounded loads.
+ *
+ * @module
+ */
+import { loadedHasher } from '../core/hash.js';
+import { readInteger, readNumber } from '../core/options.js';
+import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
+import { totalLoadOf } from '../workers/load-counter.js';
+import type { Worker } from '../workers/worker.js';
+import type { Policy, SelectRequest } from './policy.js';
+import { type CandidateRing, CandidateRings } from './support/candidate-ring.js';
+import { type CommonPolicyConfig, readConfig } from './support/config.js';
+import { PrefixKey } from './support/prefix-key.js';
+import { isWorkerList, leastLoaded, pick, readState, scratchState } from './support/sampling.js';
+
+/** Options of the `prefix_hash` policy. @public */
+export interface PrefixHashConfig extends CommonPolicyConfig {
+  /** Tokens of the prompt that form the key (without tokens: 4 × this many characters). @defaultValue 256 */
+  readonly prefixTokens?: number;
+  /**
+   * Load bound: a worker is skipped while its in-flight count, counting the incoming request,
+   * exceeds `ceil(loadFactor × mean)`. @defaultValue 1.25
+   */
+  readonly loadFactor?: number;
+  /** Virtual nodes per worker on rings this policy builds itself. @defaultValue 150 */
+  readonly virtualNodes?: number;
+}
+
+/**
+ * Routes requests that share a prompt prefix (a system prompt, a few-shot block, a document) to
+ * the same worker, so the prefix is computed once and then served from that worker's KV cache —
+ * without letting a hot prefix overload it. The key is xxh64 of the first `prefixTokens` tokens
+ * (little-endian uint32), or of the first `4 × prefixTokens` characters when the request has only
+ * text; the ring walk uses consistent hashing with bounded loads: starting at the key's owner and
+ * walking clockwise, the first available worker whose in-flight count plus one stays within
+ * `ceil(loadFactor × (total in flight + 1) / workers)`. A request with neither tokens nor text
+ * goes to the least-loaded available worker.
+ *
+ * Cost: one xxh64 of the prefix (≈ 100–200 ns for 256 tokens) plus an O(1) ring lookup; the
+ * fleet's total in flight is O(1) for the registry's arrays (kept by leases), O(n) for other
+ * lists. Failure behaviour: unavailable and over-bound workers are skipped clockwise; if every
+ * available worker is over the bound (only possible with stale totals), the least loaded one met
+ * on the walk is chosen.
+ *
+ * @public
+ */
+export class PrefixHashPolicy implements Policy {
+  readonly name = 'prefix_hash' as const;
+  readonly #rings: CandidateRings;
+  readonly #key: PrefixKey;
+  readonly #factor: number;
+  // Per-call state read by the walk predicate (created once, so a select allocates nothing).
+  #entry: CandidateRing | undefined;
+  #cap = 0;
+  #best = -1;
+  #bestLoad = 0;
+  readonly #acceptBounded = (_url: string, index: number): boolean => {
+    if (!readState(this.#entry!.aligned[index])) return false;
+    const load = scratchState.load;
+    if (load + 1 <= this.#cap) return true;
+    if (this.#best < 0 || load < this.#bestLoad) {
+      this.#best = index;
+      this.#bestLoad = load;
+    }
+    return false;
+  };
+
+  /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
+  constructor(config: PrefixHashConfig = {}) {
+    const o = readConfig('prefix_hash', config, ['prefixTokens', 'loadFactor', 'virtualNodes']);
+    this.#key = new PrefixKey(
+      readInteger('prefix_hash.prefixTokens', o.prefixTokens, 256, 1, 65_536),
+    );
+    this.#factor = readNumber('prefix_hash.loadFactor', o.loadFactor, 1.25, 1, 1_000);
+    this.#rings = new CandidateRings(
+      readInteger('prefix_hash.virtualNodes', o.virtualNodes, DEFAULT_VIRTUAL_NODES, 1, 10_000),
+    );
+  }
+
+  select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
+    if (!isWorkerList(workers) || workers.length === 0) return undefined;
+    const hasher = loadedHasher();
+    const entry = hasher === undefined ? undefined : this.#rings.get(workers, request?.ring);
+    if (entry === undefined || !this.#key.hash(hasher!, request?.tokens, request?.text)) {
+      return pick(workers, leastLoaded(workers));
+    }
+    const total = totalLoadOf(workers);
+    this.#entry = entry;
+    this.#cap = Math.ceil((this.#factor * (total + 1)) / workers.length);
+    this.#best = -1;
+    let index = entry.ring.indexAt(hasher!.hi, hasher!.lo, this.#acceptBounded);
+    if (index < 0) index = this.#best;
+    this.#entry = undefined;
+    if (index < 0) return undefined;
+    const worker = entry.aligned[index]!;
+    worker.incrementProcessed();
+    return worker;
+  }
+
+  reset(): void {
+    this.#rings.clear();
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Polled load reports per worker URL, sanitised once on arrival so hot paths read plain numbers.
+ *
+ * @module
+ * @internal
+ */
+import type { Clock } from '../../resilience/clock.js';
+import type { LoadReport } from '../policy.js';
+
+/** @internal A sanitised report: absent or invalid fields are `NaN`. */
+export interface StoredLoad {
+  tokenUsage: number;
+  queuedTokens: number;
+  runningRequests: number;
+  waitingRequests: number;
+  throughput: number;
+  /** When the report arrived, on the policy's clock. */
+  receivedAt: number;
+}
+
+function nonNegative(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : Number.NaN;
+}
+
+/** @internal */
+export class LoadTable {
+  readonly #reports = new Map<string, StoredLoad>();
+  readonly #clock: Clock;
+  readonly #staleAfterMs: number;
+  #version = 0;
+
+  constructor(clock: Clock, staleAfterMs: number) {
+    this.#clock = clock;
+    this.#staleAfterMs = staleAfterMs;
+  }
+
+  /** +1 on every update or removal, so derived values can be cached against it. */
+  get version(): number {
+    return this.#version;
+  }
+
+  get size(): number {
+    return this.#reports.size;
+  }
+
+  /**
+   * Stores each report (replacing the URL's previous one). Entries that are not objects are
+   * skipped; a non-map argument is ignored. @returns the URLs stored.
+   */
+  update(reports: ReadonlyMap<string, LoadReport>): string[] {
+    const stored: string[] = [];
+    if (!(reports instanceof Map)) return stored;
+    const now = this.#clock();
+    // Forget workers that stopped reporting: the table holds at most the URLs reported within
+    // the staleness window (plus the ones in this update).
+    for (const [url, old] of this.#reports) {
+      if (now - old.receivedAt > this.#staleAfterMs) this.#reports.delete(url);
+    }
+    for (const [url, report] of reports) {
+      if (typeof url !== 'string' || typeof report !== 'object' || report === null) continue;
+      const usage = nonNegative(report.tokenUsage);
+      this.#reports.set(url, {
+        tokenUsage: Math.min(1, usage),
+        queuedTokens: nonNegative(report.queuedTokens),
+        runningRequests: nonNegative(report.runningRequests),
+        waitingRequests: nonNegative(report.waitingRequests),
+        throughput: nonNegative(report.throughput),
+        receivedAt: now,
+      });
+      stored.push(url);
+    }
+    this.#version++;
+    return stored;
+  }
+
+  /** The URL's report if it arrived within the staleness window, else `undefined`. O(1). */
+  fresh(url: string): StoredLoad | undefined {
+    const report = this.#reports.get(url);
+    if (report === undefined) return undefined;
+    return this.#clock() - report.receivedAt <= this.#staleAfterMs ? report : undefined;
+  }
+
+  remove(url: string): void {
+    if (this.#reports.delete(url)) this.#version++;
+  }
+
+  clear(): void {
+    this.#reports.clear();
+    this.#version++;
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Candidate walks shared by the policies. Each reads a candidate's state at most once per call
+ * (one `isAvailable()` or one `routingState()`), and the random walks stop at the first hits, so
+ * when most candidates are available they cost O(1) whatever the fleet size.
+ *
+ * @module
+ * @internal
+ */
+import { type RoutingState, Worker } from '../../workers/worker.js';
+import { type RandomSource, randomIndex } from './random.js';
+
+/** @internal One scratch object for `routingState` reads: policies are synchronous. */
+export const scratchState: RoutingState = {
+  healthy: false,
+  canExecute: false,
+  load: 0,
+  processed: 0,
+};
+
+/**
+ * @internal Whether a list entry is an available worker. Entries that are not workers (holes,
+ * `undefined`, foreign objects) count as unavailable, so a policy never throws on an odd list.
+ */
+export function available(entry: Worker | undefined): boolean {
+  return entry instanceof Worker && entry.isAvailable();
+}
+
+/**
+ * @internal Reads a list entry's routing state into {@link scratchState}; a non-worker reads as
+ * unhealthy. @returns whether the entry is available.
+ */
+export function readState(entry: Worker | undefined): boolean {
+  const state = scratchState;
+  if (!(entry instanceof Worker)) {
+    state.healthy = false;
+    state.canExecute = false;
+    state.load = 0;
+    state.processed = 0;
+    return false;
+  }
+  entry.routingState(state);
+  return state.healthy && state.canExecute;
+}
+
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}
+
+/** A random stride coprime with n, so `start + k·stride (mod n)` visits every index once. */
+function randomStride(random: RandomSource, n: number): number {
+  if (n <= 2) return 1;
+  let stride = 1 + randomIndex(random, n - 1);
+  while (gcd(stride, n) !== 1) stride = stride === n - 1 ? 1 : stride + 1;
+  return stride;
+}
+
+/**
+ * Index of a uniformly random available candidate, or -1. Visits candidates in a random order
+ * without repeats and stops at the first available one: expected O(n / available).
+ *
+ * @internal
+ */
+export function randomAvailable(workers: readonly Worker[], random: RandomSource): number {
+  const n = workers.length;
+  if (n === 0) return -1;
+  let i = randomIndex(random, n);
+  const stride = randomStride(random, n);
+  for (let visited = 0; visited < n; visited++) {
+    if (available(workers[i])) return i;
+    i += stride;
+    if (i >= n) i -= n;
+  }
+  return -1;
+}
+
+/**
+ * Two distinct random available candidates: their indices in `out[0]`, `out[1]` and their
+ * in-flight loads in `loads[0]`, `loads[1]` (-1 / NaN where missing). Same walk as
+ * {@link randomAvailable}, reading each visited candidate's routing state once.
+ *
+ * @returns how many were found (0, 1 or 2).
+ * @internal
+ */
+export function twoRandomAvailable(
+  workers: readonly Worker[],
+  random: RandomSource,
+  out: Int32Array,
+  loads: Float64Array,
+): number {
+  out[0] = -1;
+  out[1] = -1;
+  loads[0] = Number.NaN;
+  loads[1] = Number.NaN;
+  const n = workers.length;
+  if (n === 0) return 0;
+  let i = randomIndex(random, n);
+  const stride = randomStride(random, n);
+  let found = 0;
+  for (let visited = 0; visited < n && found < 2; visited++) {
+    if (readState(workers[i])) {
+      out[found] = i;
+      loads[found] = scratchState.load;
+      found++;
+    }
+    i += stride;
+    if (i >= n) i -= n;
+  }
+  return found;
+}
+
+/**
+ * Index of the first available candidate at or after `from`, wrapping around, or -1. O(1) when
+ * the candidate at `from` is available.
+ *
+ * @internal
+ */
+export function nextAvailable(workers: readonly Worker[], from: number): number {
+  const n = workers.length;
+  for (let k = 0, i = from % n; k < n; k++, i = i + 1 === n ? 0 : i + 1) {
+    if (available(workers[i])) return i;
+  }
+  return -1;
+}
+
+/**
+ * Index of the least-loaded available candidate (ties: fewer `processed`, then lower index), or
+ * -1. One pass, one `routingState` read per candidate: O(n).
+ *
+ * @internal
+ */
+export function leastLoaded(workers: readonly Worker[]): number {
+  let best = -1;
+  let bestLoad = 0;
+  let bestProcessed = 0;
+  const state = scratchState;
+  for (let i = 0; i < workers.length; i++) {
+    if (!readState(workers[i])) continue;
+    if (
+      best < 0 ||
+      state.load < bestLoad ||
+      (state.load === bestLoad && state.processed < bestProcessed)
+    ) {
+      best = i;
+      bestLoad = state.load;
+      bestProcessed = state.processed;
+    }
+  }
+  return best;
+}
+
+/** @internal Counts the pick and returns it (every policy ends here). */
+export function pick(workers: readonly Worker[], index: number): Worker | undefined {
+  if (index < 0) return undefined;
+  const worker = workers[index]!;
+  worker.incrementProcessed();
+  return worker;
+}
+
+/** @internal Whether `workers` can be read as a list (policies never throw on odd input). */
+export function isWorkerList(workers: unknown): workers is readonly Worker[] {
+  return Array.isArray(workers);
+}
