@@ -1,0 +1,24 @@
+/**
+ * The shared policy contract (test/support/policy-contract.ts), run against every policy.
+ */
+import { describe } from 'vitest';
+import { createPolicy, type PolicyConfigMap } from '../../src/index.js';
+import { policyContract } from '../support/policy-contract.js';
+
+const names: (keyof PolicyConfigMap)[] = [
+  'random',
+  'round_robin',
+  'power_of_two',
+  'least_load',
+  'consistent_hashing',
+  'prefix_hash',
+  'bucket',
+  'manual',
+  'passthrough',
+];
+
+for (const name of names) {
+  describe(`${name} policy`, () => {
+    policyContract(() => createPolicy(name, { seed: 7 } as never));
+  });
+}
