@@ -113,11 +113,10 @@ export function policyContract(make: () => Policy): void {
               expect(workers).toContain(result);
               expect(result.isAvailable()).toBe(true);
               const index = workers.indexOf(result);
-              workers.forEach((w, i) =>
-                expect(w.processed).toBe(before[i]! + (i === index ? 1 : 0)),
-              );
+              const expected = before.map((p, i) => p + (i === index ? 1 : 0));
+              expect(workers.map((w) => w.processed)).toEqual(expected);
             } else {
-              workers.forEach((w, i) => expect(w.processed).toBe(before[i]!));
+              expect(workers.map((w) => w.processed)).toEqual(before);
             }
           }
           policy.close?.();
