@@ -39,6 +39,9 @@ export function readConfig(
       );
     }
   }
+  // The common options are checked even by policies that do not use them.
+  readRandom(policy, o);
+  readClock(policy, o);
   return o;
 }
 

@@ -42,42 +42,86 @@ export function readState(entry: Worker | undefined): boolean {
   return state.healthy && state.canExecute;
 }
 
-function gcd(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b];
-  return a;
+/**
+ * A lazily shuffled permutation of 0 … n−1 (a partial Fisher–Yates shuffle): `draw(t)` returns
+ * the t-th index of a uniformly random order, choosing it only when asked. The first available
+ * candidate of a uniformly random order is uniform over the available ones, and no candidate is
+ * drawn twice. `restore()` undoes the swaps, so the scratch array is the identity between calls
+ * and a walk costs O(steps), never O(n).
+ */
+class LazyShuffle {
+  #perm = new Int32Array(0);
+  #swapped = new Int32Array(64);
+  #steps = 0;
+  #n = 0;
+
+  start(n: number): void {
+    if (this.#perm.length < n) {
+      const grown = new Int32Array(Math.max(n, this.#perm.length * 2));
+      for (let i = 0; i < grown.length; i++) grown[i] = i;
+      this.#perm = grown;
+    }
+    this.#n = n;
+    this.#steps = 0;
+  }
+
+  /** The next index of the random order; `t` must be the number of draws so far. */
+  draw(random: RandomSource, t: number): number {
+    const perm = this.#perm;
+    const j = t + randomIndex(random, this.#n - t);
+    const picked = perm[j]!;
+    perm[j] = perm[t]!;
+    perm[t] = picked;
+    if (this.#steps === this.#swapped.length) {
+      const grown = new Int32Array(this.#swapped.length * 2);
+      grown.set(this.#swapped);
+      this.#swapped = grown;
+    }
+    this.#swapped[this.#steps++] = j;
+    return picked;
+  }
+
+  /** Undoes every swap of this walk, newest first. */
+  restore(): void {
+    const perm = this.#perm;
+    for (let t = this.#steps - 1; t >= 0; t--) {
+      const j = this.#swapped[t]!;
+      const tmp = perm[t]!;
+      perm[t] = perm[j]!;
+      perm[j] = tmp;
+    }
+    this.#steps = 0;
+  }
 }
 
-/** A random stride coprime with n, so `start + k·stride (mod n)` visits every index once. */
-function randomStride(random: RandomSource, n: number): number {
-  if (n <= 2) return 1;
-  let stride = 1 + randomIndex(random, n - 1);
-  while (gcd(stride, n) !== 1) stride = stride === n - 1 ? 1 : stride + 1;
-  return stride;
-}
+const shuffle = new LazyShuffle();
 
 /**
- * Index of a uniformly random available candidate, or -1. Visits candidates in a random order
- * without repeats and stops at the first available one: expected O(n / available).
+ * Index of a uniformly random available candidate, or -1. Draws candidates in a uniformly random
+ * order without repeats and stops at the first available one: expected O(n / available) draws.
  *
  * @internal
  */
 export function randomAvailable(workers: readonly Worker[], random: RandomSource): number {
   const n = workers.length;
   if (n === 0) return -1;
-  let i = randomIndex(random, n);
-  const stride = randomStride(random, n);
-  for (let visited = 0; visited < n; visited++) {
-    if (available(workers[i])) return i;
-    i += stride;
-    if (i >= n) i -= n;
+  shuffle.start(n);
+  try {
+    for (let t = 0; t < n; t++) {
+      const i = shuffle.draw(random, t);
+      if (available(workers[i])) return i;
+    }
+    return -1;
+  } finally {
+    shuffle.restore();
   }
-  return -1;
 }
 
 /**
- * Two distinct random available candidates: their indices in `out[0]`, `out[1]` and their
- * in-flight loads in `loads[0]`, `loads[1]` (-1 / NaN where missing). Same walk as
- * {@link randomAvailable}, reading each visited candidate's routing state once.
+ * Two distinct candidates drawn uniformly at random among the available ones: their indices in
+ * `out[0]`, `out[1]` and their in-flight loads in `loads[0]`, `loads[1]` (-1 / NaN where
+ * missing). Same draw as {@link randomAvailable}, reading each drawn candidate's routing state
+ * once.
  *
  * @returns how many were found (0, 1 or 2).
  * @internal
@@ -94,19 +138,21 @@ export function twoRandomAvailable(
   loads[1] = Number.NaN;
   const n = workers.length;
   if (n === 0) return 0;
-  let i = randomIndex(random, n);
-  const stride = randomStride(random, n);
   let found = 0;
-  for (let visited = 0; visited < n && found < 2; visited++) {
-    if (readState(workers[i])) {
-      out[found] = i;
-      loads[found] = scratchState.load;
-      found++;
+  shuffle.start(n);
+  try {
+    for (let t = 0; t < n && found < 2; t++) {
+      const i = shuffle.draw(random, t);
+      if (readState(workers[i])) {
+        out[found] = i;
+        loads[found] = scratchState.load;
+        found++;
+      }
     }
-    i += stride;
-    if (i >= n) i -= n;
+    return found;
+  } finally {
+    shuffle.restore();
   }
-  return found;
 }
 
 /**
