@@ -24,6 +24,7 @@ const BENCHMARKS = [
   'registry-register',
   'registry-reads-alloc',
   'registry-scan',
+  'policy-select',
 ];
 
 /** The commit under test, and whether src/ differs from it (figures then describe local edits). */

@@ -58,8 +58,9 @@ export class PowerOfTwoPolicy implements Policy {
     if (found < 2) return pick(workers, pair[0]!);
     const first = workers[pair[0]!]!;
     const second = workers[pair[1]!]!;
-    const a = this.#loads.fresh(first.url)?.tokenUsage ?? Number.NaN;
-    const b = this.#loads.fresh(second.url)?.tokenUsage ?? Number.NaN;
+    const now = this.#loads.now();
+    const a = this.#loads.fresh(first.url, now)?.tokenUsage ?? Number.NaN;
+    const b = this.#loads.fresh(second.url, now)?.tokenUsage ?? Number.NaN;
     const useUsage = !Number.isNaN(a) && !Number.isNaN(b);
     const secondWins = useUsage ? b < a : this.#inFlight[1]! < this.#inFlight[0]!;
     return pick(workers, secondWins ? pair[1]! : pair[0]!);

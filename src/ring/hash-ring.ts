@@ -76,9 +76,9 @@ export class HashRing {
   readonly #urls: readonly string[];
   readonly #index: ReadonlyMap<string, number>;
   readonly #virtualNodes: number;
-  readonly #hi: Uint32Array;
-  readonly #lo: Uint32Array;
-  readonly #slot: Uint16Array | Uint32Array;
+  /** Sorted points, interleaved `[hi, lo, owner]`: a lookup's probes share cache lines. */
+  readonly #points: Uint32Array;
+  readonly #size: number;
   readonly #bucket: Uint32Array;
   readonly #shift: number;
   readonly #seen: Uint32Array;
@@ -94,21 +94,29 @@ export class HashRing {
     this.#index = new Map(sorted.map((url, i) => [url, i]));
     this.#virtualNodes = vn;
     const total = sorted.length * vn;
-    this.#hi = new Uint32Array(total);
-    this.#lo = new Uint32Array(total);
-    this.#slot = sorted.length <= 0xffff ? new Uint16Array(total) : new Uint32Array(total);
+    const hi = new Uint32Array(total);
+    const lo = new Uint32Array(total);
+    const slot = sorted.length <= 0xffff ? new Uint16Array(total) : new Uint32Array(total);
     for (let w = 0, at = 0; w < sorted.length; w++) {
       const points = pointsOf(hasher, sorted[w]!, vn, cache);
       for (let i = 0; i < vn; i++, at++) {
-        this.#hi[at] = points[2 * i]!;
-        this.#lo[at] = points[2 * i + 1]!;
-        this.#slot[at] = w;
+        hi[at] = points[2 * i]!;
+        lo[at] = points[2 * i + 1]!;
+        slot[at] = w;
       }
     }
-    radixSort64(this.#hi, this.#lo, this.#slot);
+    radixSort64(hi, lo, slot);
+    const interleaved = new Uint32Array(3 * total);
+    for (let i = 0; i < total; i++) {
+      interleaved[3 * i] = hi[i]!;
+      interleaved[3 * i + 1] = lo[i]!;
+      interleaved[3 * i + 2] = slot[i]!;
+    }
+    this.#points = interleaved;
+    this.#size = total;
     const bits = Math.min(MAX_BUCKET_BITS, Math.max(1, Math.ceil(Math.log2(Math.max(2, total)))));
     this.#shift = 32 - bits;
-    this.#bucket = bucketIndex(this.#hi, bits);
+    this.#bucket = bucketIndex(hi, bits);
     this.#seen = new Uint32Array(sorted.length);
   }
 
@@ -144,7 +152,7 @@ export class HashRing {
 
   /** Number of points on the ring (`workerCount × virtualNodes`). */
   get size(): number {
-    return this.#hi.length;
+    return this.#size;
   }
 
   /** Whether `url` is on the ring. O(1). */
@@ -177,7 +185,7 @@ export class HashRing {
    * Like {@link HashRing.find} but returns the worker's position in {@link HashRing.urls}, or -1.
    */
   findIndex(key: string, accept?: RingAccept): number {
-    if (this.#hi.length === 0) return -1;
+    if (this.#size === 0) return -1;
     if (typeof key !== 'string') throw invalidArgument('HashRing.find: key must be a string');
     this.#hasher.hashString(key);
     return this.#walk(this.#locate(this.#hasher.hi, this.#hasher.lo), accept);
@@ -189,7 +197,7 @@ export class HashRing {
    * @returns the owning URL, or `undefined` when the ring is empty or every worker was rejected.
    */
   findByHash(hash: bigint, accept?: RingAccept): string | undefined {
-    if (this.#hi.length === 0) return undefined;
+    if (this.#size === 0) return undefined;
     if (typeof hash !== 'bigint' || hash < 0n || hash > 0xffff_ffff_ffff_ffffn) {
       throw invalidArgument('HashRing.findByHash: hash must be an unsigned 64-bit bigint');
     }
@@ -263,44 +271,44 @@ export class HashRing {
    * prefixes). Same walk as {@link HashRing.findIndex}; no allocation.
    */
   indexAt(hi: number, lo: number, accept?: RingAccept): number {
-    if (this.#hi.length === 0) return -1;
+    if (this.#size === 0) return -1;
     return this.#walk(this.#locate(hi >>> 0, lo >>> 0), accept);
   }
 
   /** First point index at or after (hi, lo), wrapping to 0. */
   #locate(hi: number, lo: number): number {
-    const H = this.#hi;
-    const L = this.#lo;
+    const P = this.#points;
     const b = hi >>> this.#shift;
     let left = this.#bucket[b]!;
     let right = this.#bucket[b + 1]!;
     while (left < right) {
       const mid = (left + right) >>> 1;
-      const h = H[mid]!;
-      if (h < hi || (h === hi && L[mid]! < lo)) left = mid + 1;
+      const h = P[3 * mid]!;
+      if (h < hi || (h === hi && P[3 * mid + 1]! < lo)) left = mid + 1;
       else right = mid;
     }
-    return left === H.length ? 0 : left;
+    return left === this.#size ? 0 : left;
   }
 
   /** From point `start`, offer each distinct worker to `accept` once, clockwise. */
   #walk(start: number, accept: RingAccept | undefined): number {
-    const slots = this.#slot;
-    if (accept === undefined) return slots[start]!;
+    const P = this.#points;
+    if (accept === undefined) return P[3 * start + 2]!;
     const n = this.#urls.length;
-    const total = slots.length;
+    const total = this.#size;
     if (this.#walking) return this.#walkAllocating(start, accept);
     this.#walking = true;
     try {
       const seen = this.#seen;
-      if (++this.#epoch === 0xffff_ffff) {
+      // Epochs stay below 2³⁰ so the counter is always a small integer.
+      if (++this.#epoch === 0x4000_0000) {
         seen.fill(0);
         this.#epoch = 1;
       }
       const epoch = this.#epoch;
       let tested = 0;
       for (let k = 0, i = start; k < total; k++, i = i + 1 === total ? 0 : i + 1) {
-        const s = slots[i]!;
+        const s = P[3 * i + 2]!;
         if (seen[s] === epoch) continue;
         seen[s] = epoch;
         if (accept(this.#urls[s]!, s)) return s;
@@ -313,12 +321,12 @@ export class HashRing {
   }
 
   #walkAllocating(start: number, accept: RingAccept): number {
-    const slots = this.#slot;
-    const total = slots.length;
+    const P = this.#points;
+    const total = this.#size;
     const seen = new Uint8Array(this.#urls.length);
     let tested = 0;
     for (let k = 0, i = start; k < total; k++, i = i + 1 === total ? 0 : i + 1) {
-      const s = slots[i]!;
+      const s = P[3 * i + 2]!;
       if (seen[s] === 1) continue;
       seen[s] = 1;
       if (accept(this.#urls[s]!, s)) return s;

@@ -73,11 +73,19 @@ export class LoadTable {
     return stored;
   }
 
-  /** The URL's report if it arrived within the staleness window, else `undefined`. O(1). */
-  fresh(url: string): StoredLoad | undefined {
+  /** The clock's time now: read it once per `select` and pass it to {@link LoadTable.fresh}. */
+  now(): number {
+    return this.#reports.size === 0 ? 0 : this.#clock();
+  }
+
+  /**
+   * The URL's report if it arrived within the staleness window before `now` (from
+   * {@link LoadTable.now}; read from the clock when omitted), else `undefined`. O(1).
+   */
+  fresh(url: string, now: number = this.#clock()): StoredLoad | undefined {
     const report = this.#reports.get(url);
     if (report === undefined) return undefined;
-    return this.#clock() - report.receivedAt <= this.#staleAfterMs ? report : undefined;
+    return now - report.receivedAt <= this.#staleAfterMs ? report : undefined;
   }
 
   remove(url: string): void {

@@ -36,8 +36,9 @@ export class PrefixKey {
       const count = Math.min(tokens.length, this.#tokens);
       const words = this.#words;
       for (let i = 0; i < count; i++) {
-        const t = tokens[i];
-        words[i] = typeof t === 'number' && Number.isInteger(t) && t >= 0 ? t : 0;
+        const t = tokens[i] as number;
+        // A token id is an unsigned 32-bit integer; anything else (NaN, 1.5, -3, 2⁴⁰) reads as 0.
+        words[i] = t >>> 0 === t ? t : 0;
       }
       let view = this.#views[count];
       if (view === undefined) {

@@ -15,11 +15,13 @@ export type RandomSource = () => number;
  * @internal
  */
 export function seededRandom(seed: number): RandomSource {
-  let state = seed >>> 0;
+  // State in a typed array: a closure variable holding a full 32-bit value would be boxed as a
+  // heap number on every step.
+  const state = new Uint32Array([seed]);
   return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
+    const a = (state[0]! + 0x6d2b79f5) >>> 0;
+    state[0] = a;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
