@@ -1,26 +1,312 @@
 /**
- * `least_load` (placeholder until implemented).
+ * `least_load`: the worker with the shortest expected wait, from polled load reports.
  *
  * @module
  */
-import type { Worker } from '../workers/worker.js';
-import type { Policy } from './policy.js';
-import { type CommonPolicyConfig, readConfig } from './support/config.js';
-import { isWorkerList, leastLoaded, pick } from './support/sampling.js';
+import { fail, readInteger, readNumber } from '../core/options.js';
+import type { Clock } from '../resilience/clock.js';
+import { currentHealthEpoch, type Worker } from '../workers/worker.js';
+import type { LoadReport, Policy, SelectRequest } from './policy.js';
+import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './support/config.js';
+import { kvPenalty, queuedWork, requestTokens, ScanScratch } from './support/least-load-score.js';
+import { LoadTable } from './support/load-table.js';
+import type { RandomSource } from './support/random.js';
+import {
+  isWorkerList,
+  pick,
+  readState,
+  scratchState,
+  twoRandomAvailable,
+} from './support/sampling.js';
 
 /** Options of the `least_load` policy. @public */
-export type LeastLoadConfig = CommonPolicyConfig;
+export interface LeastLoadConfig extends CommonPolicyConfig {
+  /**
+   * Weight of KV-cache pressure, in seconds: a worker reporting KV usage `k` pays
+   * `lambda · k / (1 − k)` of extra expected wait (`k` capped at 0.99, so at most `99 · lambda`).
+   * 0 ignores KV usage. At most 3600. Cost: none.
+   *
+   * @defaultValue 0.15
+   */
+  readonly lambda?: number;
+  /**
+   * Fleet throughput assumed (generated tokens/s) while no ready candidate reports a positive
+   * one. Must be greater than 0. Cost: none.
+   *
+   * @defaultValue 2000
+   */
+  readonly defaultThroughput?: number;
+  /**
+   * Prompt tokens assumed per request (an integer ≥ 1): the size of a request that has neither
+   * tokens nor text, the cost of one in-flight request on a worker without a fresh report, and of
+   * one waiting request when a report has no `queuedTokens`. Cost: none.
+   *
+   * @defaultValue 1024
+   */
+  readonly meanPrefillTokens?: number;
+  /**
+   * A load report older than this is ignored (ms, integer ≥ 1) and its worker is scored from its
+   * in-flight count. Cost: none; stale reports are pruned on the next `updateLoads`.
+   *
+   * @defaultValue 30000 (3 polling intervals)
+   */
+  readonly staleAfterMs?: number;
+}
 
-/** Placeholder. @public */
+/** The fleet nominal throughput of one candidate list, and what it was computed against. */
+interface Nominal {
+  throughput: number;
+  version: number;
+  epoch: number;
+  /** When the oldest report it averages goes stale (ms, policy clock). */
+  expiresAt: number;
+}
+
+/**
+ * Sends each request to the worker with the shortest expected wait (seconds):
+ * `(queued + credit) / throughput + lambda · k / (1 − k)`, where `queued` is the report's
+ * `queuedTokens` (else `waitingRequests × meanPrefillTokens`), `k` its KV-cache usage, and
+ * `credit` the prompt tokens this policy sent the worker since its last report (so a burst between two polls spreads out instead of piling onto the last idle
+ * worker). `throughput` is the worker's own reported rate when positive, else the fleet
+ * nominal: the mean positive throughput over the **ready** candidates with fresh reports (else
+ * `defaultThroughput`). A worker without a fresh report scores
+ * `inFlight × meanPrefillTokens / nominal`, with `inFlight` from its leases.
+ *
+ * Choose it when workers poll their load (queued tokens, KV usage, throughput) and requests vary
+ * in size or workers in speed; `power_of_two` is enough when in-flight counts tell the story, and
+ * `prefix_hash` or `cache_aware` when prefix reuse matters more than queueing.
+ *
+ * Cost: with 1–2 candidates, an exact argmin. With more, the better-scored of two random
+ * available candidates ("power of two choices"): O(1) expected, a few map reads and three clock
+ * reads. The nominal is cached per candidate list (keep passing the same array, as the
+ * registry's are) and recomputed in one O(n) pass — which then takes the exact argmin — after
+ * each `updateLoads` or `removeWorker`, any worker status change, or when a report it averages
+ * goes stale. Allocates nothing per call, except a cache entry for a list seen for the first
+ * time.
+ *
+ * Failure behaviour: only available workers are picked; none → `undefined`. A worker that
+ * leaves `ready` stops counting in the nominal at the next call (a ready worker whose breaker is
+ * open is skipped but still counts: its rate is still real). A worker whose reports stop is
+ * scored from its leases after `staleAfterMs`. Negative or non-finite report fields read as
+ * absent; a report with none left still counts, as an empty queue.
+ *
+ * @public
+ */
 export class LeastLoadPolicy implements Policy {
   readonly name = 'least_load' as const;
+  readonly #random: RandomSource;
+  readonly #clock: Clock;
+  readonly #loads: LoadTable;
+  readonly #lambda: number;
+  readonly #defaultThroughput: number;
+  readonly #meanPrefillTokens: number;
+  readonly #staleAfterMs: number;
+  /** Prompt tokens sent to each URL since its last report; only URLs picked, pruned on update. */
+  readonly #credits = new Map<string, number>();
+  #nominals = new WeakMap<readonly Worker[], Nominal>();
+  readonly #scan = new ScanScratch();
+  readonly #pair = new Int32Array(2);
+  readonly #pairLoads = new Float64Array(2);
 
+  /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: LeastLoadConfig = {}) {
-    readConfig('least_load', config, []);
+    const o = readConfig('least_load', config, [
+      'lambda',
+      'defaultThroughput',
+      'meanPrefillTokens',
+      'staleAfterMs',
+    ]);
+    this.#random = readRandom('least_load', o);
+    this.#clock = readClock('least_load', o);
+    this.#lambda = readNumber('least_load.lambda', o.lambda, 0.15, 0, 3_600);
+    this.#defaultThroughput = readPositive(
+      'least_load.defaultThroughput',
+      o.defaultThroughput,
+      2_000,
+    );
+    this.#meanPrefillTokens = readInteger(
+      'least_load.meanPrefillTokens',
+      o.meanPrefillTokens,
+      1_024,
+      1,
+      16_777_216,
+    );
+    this.#staleAfterMs = readInteger(
+      'least_load.staleAfterMs',
+      o.staleAfterMs,
+      30_000,
+      1,
+      2_147_483_647,
+    );
+    this.#loads = new LoadTable(this.#clock, this.#staleAfterMs);
   }
 
-  select(workers: readonly Worker[]): Worker | undefined {
-    if (!isWorkerList(workers)) return undefined;
-    return pick(workers, leastLoaded(workers));
+  /**
+   * Picks the available worker with the shortest expected wait (exactly, or of two samples; see
+   * the class doc) and credits it with the request's size: `tokens.length`, else
+   * `ceil(text.length / 4)`, else `meanPrefillTokens`.
+   *
+   * @returns an available member of `workers`, or `undefined` when none is available.
+   */
+  select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
+    if (!isWorkerList(workers) || workers.length === 0) return undefined;
+    const nominal = this.#nominals.get(workers);
+    const cached = nominal !== undefined && this.#isCurrent(nominal) ? nominal : undefined;
+    const index =
+      cached !== undefined && workers.length > 2
+        ? this.#sampleTwo(workers, cached.throughput)
+        : this.#scanAll(workers, cached);
+    if (index < 0) return undefined;
+    const url = workers[index]!.url;
+    const size = requestTokens(request, this.#meanPrefillTokens);
+    this.#credits.set(url, (this.#credits.get(url) ?? 0) + size);
+    return pick(workers, index);
   }
+
+  /**
+   * Stores the reports (see `LoadReport`: negative or non-finite fields read as absent; entries
+   * that are not objects are skipped; a non-`Map` argument is ignored) and resets the credit of
+   * each worker reported, whose queue now includes what was sent. Unknown URLs are kept until
+   * they go stale. O(reports + credits).
+   */
+  updateLoads(reports: ReadonlyMap<string, LoadReport>): void {
+    if (!(reports instanceof Map)) return;
+    const credits = this.#credits;
+    for (const url of this.#loads.update(reports)) credits.delete(url);
+    // A credit is read only while its worker has a fresh report, and the next report resets it.
+    for (const url of credits.keys()) {
+      if (this.#loads.fresh(url) === undefined) credits.delete(url);
+    }
+  }
+
+  /** Forgets the worker's report and credit (the nominal is recomputed on the next call). */
+  removeWorker(url: string): void {
+    this.#loads.remove(url);
+    this.#credits.delete(url);
+  }
+
+  /** Forgets every report, credit and cached nominal. */
+  reset(): void {
+    this.#loads.clear();
+    this.#credits.clear();
+    this.#nominals = new WeakMap();
+  }
+
+  close(): void {
+    this.reset();
+  }
+
+  #isCurrent(nominal: Nominal): boolean {
+    return (
+      nominal.version === this.#loads.version &&
+      nominal.epoch === currentHealthEpoch() &&
+      this.#clock() <= nominal.expiresAt
+    );
+  }
+
+  /** Power of two choices: the lower score of two random available candidates (ties: first). */
+  #sampleTwo(workers: readonly Worker[], nominal: number): number {
+    const pair = this.#pair;
+    const loads = this.#pairLoads;
+    if (twoRandomAvailable(workers, this.#random, pair, loads) < 2) return pair[0]!;
+    const first = this.#score(workers[pair[0]!]!.url, loads[0]!, nominal);
+    const second = this.#score(workers[pair[1]!]!.url, loads[1]!, nominal);
+    return second < first ? pair[1]! : pair[0]!;
+  }
+
+  #score(url: string, inFlight: number, nominal: number): number {
+    const report = this.#loads.fresh(url);
+    if (report === undefined) return (inFlight * this.#meanPrefillTokens) / nominal;
+    const work = queuedWork(report, this.#meanPrefillTokens) + (this.#credits.get(url) ?? 0);
+    const throughput = report.throughput > 0 ? report.throughput : nominal;
+    return work / throughput + kvPenalty(this.#lambda, report.tokenUsage);
+  }
+
+  /**
+   * One pass over the candidates, reading each one's state once into scratch arrays (and, without
+   * a `cached` nominal, recomputing the list's nominal from the ready ones), then the exact argmin
+   * over the stored values. Ties: fewer `processed`, then lower index.
+   */
+  #scanAll(workers: readonly Worker[], cached: Nominal | undefined): number {
+    const n = workers.length;
+    const s = this.#scan;
+    s.ensure(n);
+    const { available, reported, inFlight, processed, work, throughput, penalty } = s;
+    const staleAfterMs = this.#staleAfterMs;
+    const current = cached !== undefined;
+    let count = 0;
+    let mean = 0;
+    let expiresAt = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < n; i++) {
+      const ok = readState(workers[i]);
+      available[i] = ok ? 1 : 0;
+      reported[i] = 0;
+      // Not ready (or not a worker): neither a pick nor part of the nominal.
+      if (!scratchState.healthy || (current && !ok)) continue;
+      inFlight[i] = scratchState.load;
+      processed[i] = scratchState.processed;
+      const url = workers[i]!.url;
+      const report = this.#loads.fresh(url);
+      if (report === undefined) continue;
+      // Sanitised reports hold a non-negative number or NaN: NaN and 0 mean "use the nominal".
+      const rate = Number.isNaN(report.throughput) ? 0 : report.throughput;
+      if (!current && rate > 0) {
+        count++;
+        mean += (rate - mean) / count;
+        if (report.receivedAt + staleAfterMs < expiresAt)
+          expiresAt = report.receivedAt + staleAfterMs;
+      }
+      if (!ok) continue;
+      reported[i] = 1;
+      work[i] = queuedWork(report, this.#meanPrefillTokens) + (this.#credits.get(url) ?? 0);
+      throughput[i] = rate;
+      penalty[i] = kvPenalty(this.#lambda, report.tokenUsage);
+    }
+    const nominal = current
+      ? cached.throughput
+      : this.#storeNominal(workers, count > 0 ? mean : this.#defaultThroughput, expiresAt);
+    const meanPrefillTokens = this.#meanPrefillTokens;
+    let best = -1;
+    let bestScore = 0;
+    for (let i = 0; i < n; i++) {
+      if (available[i] === 0) continue;
+      const score =
+        reported[i] === 1
+          ? work[i]! / (throughput[i]! > 0 ? throughput[i]! : nominal) + penalty[i]!
+          : (inFlight[i]! * meanPrefillTokens) / nominal;
+      if (
+        best < 0 ||
+        score < bestScore ||
+        (score === bestScore && processed[i]! < processed[best]!)
+      ) {
+        best = i;
+        bestScore = score;
+      }
+    }
+    return best;
+  }
+
+  #storeNominal(workers: readonly Worker[], throughput: number, expiresAt: number): number {
+    const version = this.#loads.version;
+    const epoch = currentHealthEpoch();
+    const entry = this.#nominals.get(workers);
+    if (entry === undefined) {
+      this.#nominals.set(workers, { throughput, version, epoch, expiresAt });
+    } else {
+      entry.throughput = throughput;
+      entry.version = version;
+      entry.epoch = epoch;
+      entry.expiresAt = expiresAt;
+    }
+    return throughput;
+  }
+}
+
+/** A finite number greater than 0, or the fallback when undefined. */
+function readPositive(field: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    fail(field, 'a finite number greater than 0', value);
+  }
+  return value;
 }
