@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { type RoutingState, Worker, WorkerLease } from '../../src/index.js';
+import { type RoutingState, Worker, WorkerLease, WorkerRegistry } from '../../src/index.js';
 import { recordedRegistry } from '../support/fixtures.js';
 
 const SECRET = 'sk-very-secret-key-0123456789';
@@ -314,5 +314,16 @@ describe('Worker: toJSON', () => {
     expect('dpRank' in info).toBe(false);
     expect(rankedInfo).toMatchObject({ dpRank: 0, dpSize: 2, bootstrapPort: 7000 });
     expect(structuredClone(info)).toEqual(info);
+  });
+});
+
+describe('test equality of workers', () => {
+  it('compares two workers by identity (their state is private, invisible to toEqual)', async () => {
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    const a = await registry.register({ url: 'http://eq-a:1' });
+    const b = await registry.register({ url: 'http://eq-b:1' });
+
+    expect([a, b]).toEqual([a, b]);
+    expect([a]).not.toEqual([b]);
   });
 });
