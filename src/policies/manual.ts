@@ -1,26 +1,311 @@
 /**
- * `manual` (placeholder until implemented).
+ * `manual`: sticky routing key → worker placement with failover, idle expiry and a key bound.
  *
  * @module
  */
-import type { Worker } from '../workers/worker.js';
-import type { Policy } from './policy.js';
-import { type CommonPolicyConfig, readConfig } from './support/config.js';
-import { isWorkerList, leastLoaded, pick } from './support/sampling.js';
+import { readBoolean, readEnum, readInteger } from '../core/options.js';
+import type { Clock } from '../resilience/clock.js';
+import { Worker } from '../workers/worker.js';
+import { routingKey } from './consistent-hashing.js';
+import { type Policy, ROUTING_KEY_HEADER, type SelectRequest } from './policy.js';
+import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './support/config.js';
+import { readHeader } from './support/headers.js';
+import { type ManualEntryInfo, ManualTable } from './support/manual-table.js';
+import { type RandomSource, randomIndex } from './support/random.js';
+import {
+  available,
+  isWorkerList,
+  leastLoaded,
+  pick,
+  randomAvailable,
+  readState,
+  scratchState,
+} from './support/sampling.js';
+
+/**
+ * How `manual` places a key it has no available worker for: `random` (uniform over available
+ * workers), `min_load` (fewest requests in flight) or `min_group` (fewest live keys).
+ *
+ * @public
+ */
+export type ManualMode = 'random' | 'min_load' | 'min_group';
+
+/** Every {@link ManualMode}. @public */
+export const MANUAL_MODES: readonly ManualMode[] = Object.freeze([
+  'random',
+  'min_load',
+  'min_group',
+]);
 
 /** Options of the `manual` policy. @public */
-export type ManualConfig = CommonPolicyConfig;
+export interface ManualConfig extends CommonPolicyConfig {
+  /**
+   * How a new key, or a key whose stored workers are both unavailable, is placed:
+   * - `random`: uniform over the available candidates; O(1) expected for a new key. The default:
+   *   the cheapest and stateless, and over many keys its spread is close to even.
+   * - `min_load`: fewest requests in flight (leases); one O(n) pass. Ties: fewer `processed`,
+   *   then the lower index.
+   * - `min_group`: fewest keys held (as primary or secondary); one O(n) pass. Keeps key counts
+   *   even when keys are few and long-lived. Ties: fewer in flight, fewer `processed`, lower index.
+   *
+   * Failing over costs one O(n) pass in every mode.
+   *
+   * @defaultValue 'random'
+   */
+  readonly mode?: ManualMode;
+  /**
+   * A key unused for longer than this is forgotten and placed afresh on its next request (ms).
+   * Checked on every lookup (one subtraction); a longer TTL holds more keys (see `maxKeys`).
+   *
+   * @defaultValue 14400000 (4 hours)
+   */
+  readonly ttlMs?: number;
+  /**
+   * Least time between two sweeps of idle keys (ms). The sweep runs inside `select`, never on a
+   * timer; it costs O(keys dropped + 1). Until it runs, an idle key still counts for `min_group`
+   * and `size` (it is never routed: a lookup checks the TTL itself). 0 sweeps on every call.
+   *
+   * @defaultValue 60000 (1 minute)
+   */
+  readonly sweepIntervalMs?: number;
+  /**
+   * Most keys held; a new key beyond it evicts the least recently used one. Memory: about
+   * 150 bytes per key plus the key string (100,000 keys of 32 characters: about 18 MB).
+   *
+   * @defaultValue 100000
+   */
+  readonly maxKeys?: number;
+  /**
+   * Also key on the `authorization`, `x-forwarded-for` and `cookie` headers, as
+   * `consistent_hashing` does. Off by default: those values would be held (credentials
+   * included) for `ttlMs`, and cookies or proxy chains that vary per request would fill the table
+   * with one-off keys. To pin users, pass a user or session id as `routingKey` instead.
+   *
+   * @defaultValue false
+   */
+  readonly identityHeaders?: boolean;
+}
 
-/** Placeholder. @public */
+/** Per candidate list: URL → index of its first occurrence. */
+interface CandidateIndex {
+  readonly length: number;
+  readonly byUrl: Map<string, number>;
+}
+
+/**
+ * Keeps each routing key on the worker it was first placed on, so a session's KV cache (or any
+ * per-worker state: LoRA adapters, tool sandboxes) is reused on every turn. Choose it over
+ * `consistent_hashing` when a new key should be placed by load or by key counts rather than by a
+ * hash, and when keys must stay put as workers join (a ring moves about 1/n of the keys on every
+ * join; here a new worker only receives new keys). It costs memory per key, which a ring does not.
+ *
+ * The key is `request.routingKey`, else the `x-fleetroute-routing-key` header (identity headers
+ * only with `identityHeaders`), namespaced `prefill:` / `decode:` on those legs. A request
+ * without a key gets the mode's choice and stores nothing. A key with no entry is placed by the
+ * mode and stored. A key holds up to two workers, and every use refreshes it:
+ * - primary available → primary (a recovered primary wins its key back);
+ * - else secondary available → secondary;
+ * - else a worker picked by the mode (never the primary or secondary) becomes the secondary; the
+ *   primary stays. `undefined` only when no candidate is available (the key is kept).
+ *
+ * Memory: keys idle longer than `ttlMs` are dropped by a sweep run inside `select` at most once per
+ * `sweepIntervalMs` (no timers: `close()` only clears state), and at most `maxKeys` are held
+ * (least recently used evicted first). `removeWorker(url)` drops the URL from every key. Keys are
+ * not namespaced by model: share one instance across models only if a key never spans them, or
+ * put the model in the key.
+ *
+ * Cost per call: for a known key whose primary is available, one clock read, a few map
+ * operations (lookup, move to most recent, URL → candidate) and one availability read, with no
+ * allocation for a `single`-leg request carrying `routingKey` (the URL → candidate map is built
+ * once per candidate list and cached by the list's identity). Placing a key costs the mode's
+ * choice (O(1) expected for `random`, one O(n) pass otherwise); failing over costs one O(n)
+ * pass. Each candidate's routing state is read at most once per call.
+ *
+ * @example
+ * ```ts
+ * const policy = createPolicy('manual', { mode: 'min_group', ttlMs: 30 * 60_000 });
+ * const worker = policy.select(registry.getByModel(model), { routingKey: sessionId });
+ * ```
+ * @public
+ */
 export class ManualPolicy implements Policy {
   readonly name = 'manual' as const;
+  readonly #mode: ManualMode;
+  readonly #sweepIntervalMs: number;
+  readonly #identityHeaders: boolean;
+  readonly #random: RandomSource;
+  readonly #clock: Clock;
+  readonly #table: ManualTable;
+  #indexes = new WeakMap<readonly Worker[], CandidateIndex>();
+  #lastSweep = Number.NEGATIVE_INFINITY;
 
+  /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: ManualConfig = {}) {
-    readConfig('manual', config, []);
+    const o = readConfig('manual', config, [
+      'mode',
+      'ttlMs',
+      'sweepIntervalMs',
+      'maxKeys',
+      'identityHeaders',
+    ]);
+    this.#mode = readEnum('manual.mode', o.mode, MANUAL_MODES, 'random');
+    const ttlMs = readInteger('manual.ttlMs', o.ttlMs, 14_400_000, 1);
+    this.#sweepIntervalMs = readInteger('manual.sweepIntervalMs', o.sweepIntervalMs, 60_000, 0);
+    const maxKeys = readInteger('manual.maxKeys', o.maxKeys, 100_000, 1, 2 ** 31 - 1);
+    this.#identityHeaders = readBoolean('manual.identityHeaders', o.identityHeaders, false);
+    this.#random = readRandom('manual', o);
+    this.#clock = readClock('manual', o);
+    this.#table = new ManualTable(maxKeys, ttlMs);
   }
 
-  select(workers: readonly Worker[]): Worker | undefined {
-    if (!isWorkerList(workers)) return undefined;
-    return pick(workers, leastLoaded(workers));
+  /** Keys held, including idle ones the next sweep will drop. O(1). */
+  get size(): number {
+    return this.#table.size;
   }
+
+  /**
+   * Keys naming `url` as primary or secondary: what `min_group` compares (idle keys count until
+   * the sweep drops them). O(1).
+   */
+  keyCount(url: string): number {
+    return this.#table.keyCount(url);
+  }
+
+  select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
+    if (!isWorkerList(workers) || workers.length === 0) return undefined;
+    const now = this.#clock();
+    if (now - this.#lastSweep >= this.#sweepIntervalMs) {
+      this.#lastSweep = now;
+      this.#table.sweep(now);
+    }
+    const key = this.#identityHeaders ? routingKey(request) : explicitKey(request);
+    if (key === undefined) return pick(workers, this.#place(workers, undefined, undefined));
+    const table = this.#table;
+    const entry = table.get(key, now);
+    if (entry === undefined) {
+      const index = this.#place(workers, undefined, undefined);
+      if (index >= 0) table.insert(key, workers[index]!.url, now);
+      return pick(workers, index);
+    }
+    table.touch(key, entry, now);
+    const candidates = this.#indexOf(workers);
+    const primary = indexIn(workers, candidates, entry.primary);
+    if (primary >= 0 && available(workers[primary])) return pick(workers, primary);
+    const secondary = entry.secondary;
+    if (secondary !== undefined) {
+      const index = indexIn(workers, candidates, secondary);
+      if (index >= 0 && available(workers[index])) return pick(workers, index);
+    }
+    // Both were read (or are not candidates): the pass below skips them by URL.
+    const index = this.#place(workers, entry.primary, secondary);
+    if (index >= 0) table.setSecondary(key, entry, workers[index]!.url);
+    return pick(workers, index);
+  }
+
+  /** Drops `url` from every key (a key left with no worker is forgotten). O(keys naming it). */
+  removeWorker(url: string): void {
+    if (typeof url === 'string') this.#table.removeUrl(url);
+  }
+
+  /** Forgets every key. */
+  reset(): void {
+    this.#table.clear();
+    this.#indexes = new WeakMap();
+    this.#lastSweep = Number.NEGATIVE_INFINITY;
+  }
+
+  /** Forgets every key; there are no timers to stop. */
+  close(): void {
+    this.reset();
+  }
+
+  /** @internal The entries (least recently used first) and per-URL key counts, as plain data. */
+  static snapshotOf(policy: ManualPolicy): {
+    entries: ManualEntryInfo[];
+    counts: Record<string, number>;
+  } {
+    return policy.#table.snapshot();
+  }
+
+  /**
+   * The mode's choice among available candidates whose URL is neither `skipA` nor `skipB`, or -1.
+   * Reads each visited candidate once.
+   */
+  #place(workers: readonly Worker[], skipA: string | undefined, skipB: string | undefined): number {
+    const mode = this.#mode;
+    if (skipA === undefined) {
+      if (mode === 'random') return randomAvailable(workers, this.#random);
+      if (mode === 'min_load') return leastLoaded(workers);
+    }
+    const table = this.#table;
+    const state = scratchState;
+    let best = -1;
+    let bestKeys = 0;
+    let bestLoad = 0;
+    let bestProcessed = 0;
+    let seen = 0;
+    for (let i = 0; i < workers.length; i++) {
+      const worker = workers[i];
+      if (worker instanceof Worker && (worker.url === skipA || worker.url === skipB)) continue;
+      if (!readState(worker)) continue;
+      if (mode === 'random') {
+        // Reservoir sampling: the k-th available candidate replaces the choice with chance 1/k.
+        if (randomIndex(this.#random, ++seen) === 0) best = i;
+        continue;
+      }
+      const keys = mode === 'min_group' ? table.keyCount(worker!.url) : 0;
+      if (
+        best < 0 ||
+        keys < bestKeys ||
+        (keys === bestKeys &&
+          (state.load < bestLoad || (state.load === bestLoad && state.processed < bestProcessed)))
+      ) {
+        best = i;
+        bestKeys = keys;
+        bestLoad = state.load;
+        bestProcessed = state.processed;
+      }
+    }
+    return best;
+  }
+
+  /** URL → first index for this candidate list, built once per list identity. */
+  #indexOf(workers: readonly Worker[]): CandidateIndex {
+    const cached = this.#indexes.get(workers);
+    if (cached !== undefined && cached.length === workers.length) return cached;
+    const byUrl = new Map<string, number>();
+    for (let i = 0; i < workers.length; i++) {
+      const worker = workers[i];
+      if (worker instanceof Worker && !byUrl.has(worker.url)) byUrl.set(worker.url, i);
+    }
+    const index: CandidateIndex = { length: workers.length, byUrl };
+    this.#indexes.set(workers, index);
+    return index;
+  }
+}
+
+/** Index of the candidate with `url`, or -1. O(1). */
+function indexIn(workers: readonly Worker[], candidates: CandidateIndex, url: string): number {
+  const index = candidates.byUrl.get(url);
+  if (index === undefined) return -1;
+  const worker = workers[index];
+  // A list mutated after it was indexed (registry lists never are): fall back to a scan.
+  if (worker instanceof Worker && worker.url === url) return index;
+  return workers.findIndex((w) => w instanceof Worker && w.url === url);
+}
+
+/**
+ * The request's sticky key: `request.routingKey`, else the routing-key header; namespaced by leg.
+ * Identity headers are left out (see {@link ManualConfig.identityHeaders}).
+ */
+function explicitKey(request: SelectRequest | undefined): string | undefined {
+  if (typeof request !== 'object' || request === null) return undefined;
+  const given = request.routingKey;
+  const key =
+    typeof given === 'string' && given !== ''
+      ? given
+      : readHeader(request.headers, ROUTING_KEY_HEADER);
+  if (key === undefined) return undefined;
+  const leg = request.leg;
+  return leg === 'prefill' || leg === 'decode' ? `${leg}:${key}` : key;
 }
