@@ -38,7 +38,6 @@ export { RoundRobinPolicy } from './policies/round-robin.js';
 export type { PairPolicies, WorkerPair } from './policies/select-pair.js';
 export { selectPair } from './policies/select-pair.js';
 export type { CommonPolicyConfig } from './policies/support/config.js';
-export type { RandomSource } from './policies/support/random.js';
 export type { StreamItem } from './registry/event-stream.js';
 export type {
   EventsOptions,

@@ -8,7 +8,7 @@
 import { invalidArgument } from '../../core/errors.js';
 import { fail, readInteger, readObject } from '../../core/options.js';
 import { type Clock, monotonicClock } from '../../resilience/clock.js';
-import { type RandomSource, seededRandom } from './random.js';
+import { functionRandom, mathRandom, type RandomSource, seededRandom } from './random.js';
 
 /** Options every policy accepts. @public */
 export interface CommonPolicyConfig {
@@ -50,11 +50,11 @@ export function readRandom(policy: string, o: Record<string, unknown>): RandomSo
   if (o.random !== undefined) {
     if (typeof o.random !== 'function')
       fail(`${policy}.random`, 'a function returning [0, 1)', o.random);
-    return o.random as RandomSource;
+    return functionRandom(o.random as () => number);
   }
   if (o.seed !== undefined)
     return seededRandom(readInteger(`${policy}.seed`, o.seed, 0, 0, 0xffff_ffff));
-  return Math.random;
+  return mathRandom();
 }
 
 /** @internal The clock from `clock`. */
