@@ -189,3 +189,16 @@ describe('prefix_hash', () => {
     expect(again).toEqual(here);
   });
 });
+
+describe('prefix_hash token inputs', () => {
+  it('a Uint32Array and a plain array of the same tokens pick the same worker', async () => {
+    const { workers } = await fleetOf(16);
+    const policy = createPolicy('prefix_hash', { prefixTokens: 64 });
+    for (let k = 0; k < 50; k++) {
+      const list = tokens(100, k).map((t) => t + 2 ** 31 * (k % 2)); // some ids above 2³¹
+      expect(policy.select(workers, { tokens: Uint32Array.from(list) })).toBe(
+        policy.select(workers, { tokens: list }),
+      );
+    }
+  });
+});

@@ -7,7 +7,7 @@
  */
 import { invalidArgument } from '../../core/errors.js';
 import { fail, readInteger, readObject } from '../../core/options.js';
-import { type Clock, monotonicClock } from '../../resilience/clock.js';
+import { type Clock, coarseMonotonicClock } from '../../resilience/clock.js';
 import { functionRandom, mathRandom, type RandomSource, seededRandom } from './random.js';
 
 /** Options every policy accepts. @public */
@@ -16,7 +16,10 @@ export interface CommonPolicyConfig {
   readonly random?: () => number;
   /** Seed for a deterministic random sequence (replayable runs). */
   readonly seed?: number;
-  /** Time source (ms, monotonic) for staleness, TTLs and refits. @defaultValue `performance.now` */
+  /**
+   * Time source (ms, monotonic) for staleness, TTLs and refits.
+   * @defaultValue `performance.now`, read at most once per millisecond
+   */
   readonly clock?: () => number;
 }
 
@@ -59,7 +62,7 @@ export function readRandom(policy: string, o: Record<string, unknown>): RandomSo
 
 /** @internal The clock from `clock`. */
 export function readClock(policy: string, o: Record<string, unknown>): Clock {
-  if (o.clock === undefined) return monotonicClock;
+  if (o.clock === undefined) return coarseMonotonicClock;
   if (typeof o.clock !== 'function')
     fail(`${policy}.clock`, 'a function returning milliseconds', o.clock);
   return o.clock as Clock;

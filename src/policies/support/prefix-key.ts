@@ -1,7 +1,8 @@
 /**
  * The prefix key of a request: xxh64 of its first N tokens (as little-endian uint32), or, without
  * tokens, of its first 4·N characters (UTF-8). Stable across processes; part of `prefix_hash`'s
- * placement.
+ * placement. Tokens given as a `Uint32Array` are hashed in place; any other list is copied into a
+ * reusable buffer first (about 1 ns per token).
  *
  * @module
  * @internal
@@ -34,6 +35,11 @@ export class PrefixKey {
       tokens.length > 0
     ) {
       const count = Math.min(tokens.length, this.#tokens);
+      if (tokens instanceof Uint32Array) {
+        // Already little-endian uint32 words: hash them in place (one view, no copy).
+        hasher.hashBytes(new Uint8Array(tokens.buffer, tokens.byteOffset, count * 4));
+        return true;
+      }
       const words = this.#words;
       for (let i = 0; i < count; i++) {
         const t = tokens[i] as number;
