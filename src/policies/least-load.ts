@@ -9,7 +9,7 @@ import { currentHealthEpoch, type Worker } from '../workers/worker.js';
 import type { LoadReport, Policy, SelectRequest } from './policy.js';
 import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './support/config.js';
 import { kvPenalty, queuedWork, requestTokens, ScanScratch } from './support/least-load-score.js';
-import { LoadTable } from './support/load-table.js';
+import { LoadTable, type StoredLoad } from './support/load-table.js';
 import type { RandomSource } from './support/random.js';
 import {
   isWorkerList,
@@ -101,9 +101,14 @@ export class LeastLoadPolicy implements Policy {
   readonly #defaultThroughput: number;
   readonly #meanPrefillTokens: number;
   readonly #staleAfterMs: number;
-  /** Prompt tokens sent to each URL since its last report; only URLs picked, pruned on update. */
-  readonly #credits = new Map<string, number>();
   #nominals = new WeakMap<readonly Worker[], Nominal>();
+  /** The last list seen and its nominal entry: skips the WeakMap when one list is routed. */
+  #lastList: readonly Worker[] | undefined;
+  #lastNominal: Nominal | undefined;
+  /** The fresh report of each candidate `#sampleTwo` scored, so the pick's credit needs no lookup. */
+  readonly #pairReports: (StoredLoad | undefined)[] = [undefined, undefined];
+  /** The chosen candidate's fresh report (credited after the pick), set by the scoring paths. */
+  #chosenReport: StoredLoad | undefined;
   readonly #scan = new ScanScratch();
   readonly #pair = new Int32Array(2);
   readonly #pairLoads = new Float64Array(2);
@@ -150,16 +155,23 @@ export class LeastLoadPolicy implements Policy {
    */
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
     if (!isWorkerList(workers) || workers.length === 0) return undefined;
-    const nominal = this.#nominals.get(workers);
+    let nominal = this.#lastNominal;
+    if (workers !== this.#lastList) {
+      nominal = this.#nominals.get(workers);
+      this.#lastList = workers;
+      this.#lastNominal = nominal;
+    }
     const cached = nominal !== undefined && this.#isCurrent(nominal) ? nominal : undefined;
+    this.#chosenReport = undefined;
     const index =
       cached !== undefined && workers.length > 2
         ? this.#sampleTwo(workers, cached.throughput)
         : this.#scanAll(workers, cached);
     if (index < 0) return undefined;
-    const url = workers[index]!.url;
-    const size = requestTokens(request, this.#meanPrefillTokens);
-    this.#credits.set(url, (this.#credits.get(url) ?? 0) + size);
+    // Credit only matters while the worker has a fresh report; its next report starts from 0.
+    const report = this.#chosenReport as StoredLoad | undefined; // set by the scoring paths above
+    if (report !== undefined) report.credit += requestTokens(request, this.#meanPrefillTokens);
+    this.#chosenReport = undefined;
     return pick(workers, index);
   }
 
@@ -167,29 +179,24 @@ export class LeastLoadPolicy implements Policy {
    * Stores the reports (see `LoadReport`: negative or non-finite fields read as absent; entries
    * that are not objects are skipped; a non-`Map` argument is ignored) and resets the credit of
    * each worker reported, whose queue now includes what was sent. Unknown URLs are kept until
-   * they go stale. O(reports + credits).
+   * they go stale. O(reports).
    */
   updateLoads(reports: ReadonlyMap<string, LoadReport>): void {
     if (!(reports instanceof Map)) return;
-    const credits = this.#credits;
-    for (const url of this.#loads.update(reports)) credits.delete(url);
-    // A credit is read only while its worker has a fresh report, and the next report resets it.
-    for (const url of credits.keys()) {
-      if (this.#loads.fresh(url) === undefined) credits.delete(url);
-    }
+    this.#loads.update(reports);
   }
 
   /** Forgets the worker's report and credit (the nominal is recomputed on the next call). */
   removeWorker(url: string): void {
     this.#loads.remove(url);
-    this.#credits.delete(url);
   }
 
   /** Forgets every report, credit and cached nominal. */
   reset(): void {
     this.#loads.clear();
-    this.#credits.clear();
     this.#nominals = new WeakMap();
+    this.#lastList = undefined;
+    this.#lastNominal = undefined;
   }
 
   close(): void {
@@ -208,16 +215,27 @@ export class LeastLoadPolicy implements Policy {
   #sampleTwo(workers: readonly Worker[], nominal: number): number {
     const pair = this.#pair;
     const loads = this.#pairLoads;
-    if (twoRandomAvailable(workers, this.#random, pair, loads) < 2) return pair[0]!;
-    const first = this.#score(workers[pair[0]!]!.url, loads[0]!, nominal);
-    const second = this.#score(workers[pair[1]!]!.url, loads[1]!, nominal);
-    return second < first ? pair[1]! : pair[0]!;
+    const found = twoRandomAvailable(workers, this.#random, pair, loads);
+    const now = this.#loads.now();
+    const reports = this.#pairReports;
+    if (found < 2) {
+      if (found === 1) this.#chosenReport = this.#loads.fresh(workers[pair[0]!]!.url, now);
+      return pair[0]!;
+    }
+    reports[0] = this.#loads.fresh(workers[pair[0]!]!.url, now);
+    reports[1] = this.#loads.fresh(workers[pair[1]!]!.url, now);
+    const first = this.#score(reports[0], loads[0]!, nominal);
+    const second = this.#score(reports[1], loads[1]!, nominal);
+    const k = second < first ? 1 : 0;
+    this.#chosenReport = reports[k];
+    reports[0] = undefined;
+    reports[1] = undefined;
+    return pair[k]!;
   }
 
-  #score(url: string, inFlight: number, nominal: number): number {
-    const report = this.#loads.fresh(url);
+  #score(report: StoredLoad | undefined, inFlight: number, nominal: number): number {
     if (report === undefined) return (inFlight * this.#meanPrefillTokens) / nominal;
-    const work = queuedWork(report, this.#meanPrefillTokens) + (this.#credits.get(url) ?? 0);
+    const work = queuedWork(report, this.#meanPrefillTokens) + report.credit;
     const throughput = report.throughput > 0 ? report.throughput : nominal;
     return work / throughput + kvPenalty(this.#lambda, report.tokenUsage);
   }
@@ -233,6 +251,7 @@ export class LeastLoadPolicy implements Policy {
     s.ensure(n);
     const { available, reported, inFlight, processed, work, throughput, penalty } = s;
     const staleAfterMs = this.#staleAfterMs;
+    const now = this.#loads.now();
     const current = cached !== undefined;
     let count = 0;
     let mean = 0;
@@ -246,7 +265,7 @@ export class LeastLoadPolicy implements Policy {
       inFlight[i] = scratchState.load;
       processed[i] = scratchState.processed;
       const url = workers[i]!.url;
-      const report = this.#loads.fresh(url);
+      const report = this.#loads.fresh(url, now);
       if (report === undefined) continue;
       // Sanitised reports hold a non-negative number or NaN: NaN and 0 mean "use the nominal".
       const rate = Number.isNaN(report.throughput) ? 0 : report.throughput;
@@ -258,7 +277,7 @@ export class LeastLoadPolicy implements Policy {
       }
       if (!ok) continue;
       reported[i] = 1;
-      work[i] = queuedWork(report, this.#meanPrefillTokens) + (this.#credits.get(url) ?? 0);
+      work[i] = queuedWork(report, this.#meanPrefillTokens) + report.credit;
       throughput[i] = rate;
       penalty[i] = kvPenalty(this.#lambda, report.tokenUsage);
     }
@@ -283,6 +302,9 @@ export class LeastLoadPolicy implements Policy {
         bestScore = score;
       }
     }
+    if (best >= 0 && reported[best] === 1) {
+      this.#chosenReport = this.#loads.fresh(workers[best]!.url, now);
+    }
     return best;
   }
 
@@ -291,13 +313,17 @@ export class LeastLoadPolicy implements Policy {
     const epoch = currentHealthEpoch();
     const entry = this.#nominals.get(workers);
     if (entry === undefined) {
-      this.#nominals.set(workers, { throughput, version, epoch, expiresAt });
+      const created = { throughput, version, epoch, expiresAt };
+      this.#nominals.set(workers, created);
+      this.#lastNominal = created;
     } else {
       entry.throughput = throughput;
       entry.version = version;
       entry.epoch = epoch;
       entry.expiresAt = expiresAt;
+      this.#lastNominal = entry;
     }
+    this.#lastList = workers;
     return throughput;
   }
 }

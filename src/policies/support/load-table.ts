@@ -16,6 +16,11 @@ export interface StoredLoad {
   throughput: number;
   /** When the report arrived, on the policy's clock. */
   receivedAt: number;
+  /**
+   * Prompt tokens the policy sent this worker since the report arrived (`least_load`'s
+   * router-side credit); a new report starts again from 0.
+   */
+  credit: number;
 }
 
 function nonNegative(value: unknown): number {
@@ -66,6 +71,7 @@ export class LoadTable {
         waitingRequests: nonNegative(report.waitingRequests),
         throughput: nonNegative(report.throughput),
         receivedAt: now,
+        credit: 0,
       });
       stored.push(url);
     }
