@@ -217,13 +217,16 @@ export class LeastLoadPolicy implements Policy {
     const loads = this.#pairLoads;
     const found = twoRandomAvailable(workers, this.#random, pair, loads);
     const now = this.#loads.now();
+    const aligned = this.#loads.alignedTo(workers);
     const reports = this.#pairReports;
+    const a = aligned[pair[0]!];
     if (found < 2) {
-      if (found === 1) this.#chosenReport = this.#loads.fresh(workers[pair[0]!]!.url, now);
+      if (found === 1 && this.#loads.isFresh(a, now)) this.#chosenReport = a;
       return pair[0]!;
     }
-    reports[0] = this.#loads.fresh(workers[pair[0]!]!.url, now);
-    reports[1] = this.#loads.fresh(workers[pair[1]!]!.url, now);
+    const b = aligned[pair[1]!];
+    reports[0] = this.#loads.isFresh(a, now) ? a : undefined;
+    reports[1] = this.#loads.isFresh(b, now) ? b : undefined;
     const first = this.#score(reports[0], loads[0]!, nominal);
     const second = this.#score(reports[1], loads[1]!, nominal);
     const k = second < first ? 1 : 0;

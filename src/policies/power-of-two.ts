@@ -56,11 +56,16 @@ export class PowerOfTwoPolicy implements Policy {
     const pair = this.#pair;
     const found = twoRandomAvailable(workers, this.#random, pair, this.#inFlight);
     if (found < 2) return pick(workers, pair[0]!);
-    const first = workers[pair[0]!]!;
-    const second = workers[pair[1]!]!;
-    const now = this.#loads.now();
-    const a = this.#loads.fresh(first.url, now)?.tokenUsage ?? Number.NaN;
-    const b = this.#loads.fresh(second.url, now)?.tokenUsage ?? Number.NaN;
+    let a = Number.NaN;
+    let b = Number.NaN;
+    if (this.#loads.size > 0) {
+      const reports = this.#loads.alignedTo(workers);
+      const now = this.#loads.now();
+      const ra = reports[pair[0]!];
+      const rb = reports[pair[1]!];
+      if (this.#loads.isFresh(ra, now)) a = ra.tokenUsage;
+      if (this.#loads.isFresh(rb, now)) b = rb.tokenUsage;
+    }
     const useUsage = !Number.isNaN(a) && !Number.isNaN(b);
     const secondWins = useUsage ? b < a : this.#inFlight[1]! < this.#inFlight[0]!;
     return pick(workers, secondWins ? pair[1]! : pair[0]!);

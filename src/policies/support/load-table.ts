@@ -5,6 +5,7 @@
  * @internal
  */
 import type { Clock } from '../../resilience/clock.js';
+import type { Worker } from '../../workers/worker.js';
 import type { LoadReport } from '../policy.js';
 
 /** @internal A sanitised report: absent or invalid fields are `NaN`. */
@@ -27,9 +28,18 @@ function nonNegative(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : Number.NaN;
 }
 
+/** Reports laid out in candidate order for one list, valid for one table version. */
+interface Aligned {
+  version: number;
+  reports: (StoredLoad | undefined)[];
+}
+
 /** @internal */
 export class LoadTable {
   readonly #reports = new Map<string, StoredLoad>();
+  #aligned = new WeakMap<readonly Worker[], Aligned>();
+  #lastList: readonly Worker[] | undefined;
+  #lastAligned: Aligned | undefined;
   readonly #clock: Clock;
   readonly #staleAfterMs: number;
   #version = 0;
@@ -84,6 +94,11 @@ export class LoadTable {
     return this.#reports.size === 0 ? 0 : this.#clock();
   }
 
+  /** Whether `report` (from {@link LoadTable.alignedTo}) arrived within the window before `now`. */
+  isFresh(report: StoredLoad | undefined, now: number): report is StoredLoad {
+    return report !== undefined && now - report.receivedAt <= this.#staleAfterMs;
+  }
+
   /**
    * The URL's report if it arrived within the staleness window before `now` (from
    * {@link LoadTable.now}; read from the clock when omitted), else `undefined`. O(1).
@@ -94,12 +109,42 @@ export class LoadTable {
     return now - report.receivedAt <= this.#staleAfterMs ? report : undefined;
   }
 
+  /**
+   * The reports of `workers` in list order (`undefined` where a worker has none; freshness is
+   * still the caller's check), so a hot path reads a candidate's report by its index instead of
+   * hashing its URL. Rebuilt once per list and table version: O(n) after each update, O(1)
+   * otherwise. Keep passing the same list object (the registry's arrays are).
+   */
+  alignedTo(workers: readonly Worker[]): readonly (StoredLoad | undefined)[] {
+    let entry = workers === this.#lastList ? this.#lastAligned : this.#aligned.get(workers);
+    if (entry === undefined || entry.version !== this.#version) {
+      const reports = entry?.reports ?? [];
+      reports.length = workers.length;
+      for (let i = 0; i < workers.length; i++) {
+        const url = (workers[i] as { url?: unknown } | undefined)?.url;
+        reports[i] = typeof url === 'string' ? this.#reports.get(url) : undefined;
+      }
+      if (entry === undefined) {
+        entry = { version: this.#version, reports };
+        this.#aligned.set(workers, entry);
+      } else {
+        entry.version = this.#version;
+      }
+    }
+    this.#lastList = workers;
+    this.#lastAligned = entry;
+    return entry.reports;
+  }
+
   remove(url: string): void {
     if (this.#reports.delete(url)) this.#version++;
   }
 
   clear(): void {
     this.#reports.clear();
+    this.#aligned = new WeakMap();
+    this.#lastList = undefined;
+    this.#lastAligned = undefined;
     this.#version++;
   }
 }
