@@ -40,6 +40,8 @@ export class CircuitBreaker {
   #halfOpenSuccesses = 0;
   #trialsInFlight = 0;
   #openedAt = 0;
+  /** Where the breaker mirrors "closed" for hot paths (the worker's runtime). */
+  #mirror: { breakerClosed: boolean } | undefined;
   /** +1 each time the breaker turns half-open; tags trial leases so late outcomes are recognised. */
   #generation = 0;
 
@@ -120,6 +122,15 @@ export class CircuitBreaker {
   }
 
   /**
+   * @internal Keeps `target.breakerClosed` equal to `state === 'closed'` from now on (a worker
+   * runtime); `undefined` detaches the breaker from its previous target.
+   */
+  mirrorInto(target: { breakerClosed: boolean } | undefined): void {
+    this.#mirror = target;
+    if (target !== undefined) target.breakerClosed = this.#state === 'closed';
+  }
+
+  /**
    * @internal A lease was taken. In half-open it occupies a trial slot.
    * @returns the trial tag to hand back to {@link CircuitBreaker.settle}, or -1 when the lease is
    *   not a trial.
@@ -158,6 +169,7 @@ export class CircuitBreaker {
 
   #open(): void {
     this.#state = 'open';
+    if (this.#mirror !== undefined) this.#mirror.breakerClosed = false;
     this.#openedAt = this.#clock();
     this.#consecutiveFailures = 0;
     this.#halfOpenSuccesses = 0;
@@ -166,6 +178,7 @@ export class CircuitBreaker {
 
   #close(): void {
     this.#state = 'closed';
+    if (this.#mirror !== undefined) this.#mirror.breakerClosed = true;
     this.#consecutiveFailures = 0;
     this.#halfOpenSuccesses = 0;
     this.#trialsInFlight = 0;

@@ -327,3 +327,28 @@ describe('test equality of workers', () => {
     expect([a]).not.toEqual([b]);
   });
 });
+
+describe('availability after a breaker swap', () => {
+  it('a replaced breaker no longer affects the worker, the new one does', async () => {
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    const worker = await registry.register({
+      url: 'http://swap:1',
+      circuitBreaker: { failureThreshold: 1 },
+    });
+    const oldBreaker = worker.circuitBreaker;
+    const next = await registry.replace(worker.id, {
+      url: 'http://swap:1',
+      circuitBreaker: { failureThreshold: 2 },
+    });
+    expect(next.circuitBreaker).not.toBe(oldBreaker);
+
+    oldBreaker.recordFailure();
+    expect(oldBreaker.state).toBe('open');
+    expect(next.isAvailable()).toBe(true);
+
+    next.circuitBreaker.forceOpen();
+    expect(next.isAvailable()).toBe(false);
+    next.circuitBreaker.reset();
+    expect(next.isAvailable()).toBe(true);
+  });
+});
