@@ -59,6 +59,8 @@ interface BucketOrder {
   readonly members: readonly unknown[];
   /** List indices of the distinct workers, by URL (code-unit order), then list position. */
   readonly indices: Int32Array;
+  /** For each list index, its rank in `indices` (its bucket order), or -1 when left out. */
+  readonly rankOf: Int32Array;
 }
 
 /**
@@ -108,10 +110,14 @@ export class BucketPolicy implements Policy {
   #nextFitAt = Number.NaN;
   #orders = new WeakMap<readonly Worker[], BucketOrder>();
   #lastOrder: BucketOrder | undefined;
-  // Per-call scratch, indexed by bucket: the candidate's list index, its load and processed.
+  // Per-call scratch, indexed by bucket: the candidate's list index, its load and processed;
+  // `#byRank*` hold the same by URL rank before the unavailable ranks are squeezed out.
   #slots = new Int32Array(16);
   #loads = new Float64Array(16);
   #processed = new Float64Array(16);
+  #byRankLoad = new Float64Array(16);
+  #byRankProcessed = new Float64Array(16);
+  #byRankOk = new Uint8Array(16);
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: BucketConfig = {}) {
@@ -153,25 +159,38 @@ export class BucketPolicy implements Policy {
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
     if (!isWorkerList(workers) || workers.length === 0) return undefined;
-    const indices = this.#orderOf(workers).indices;
-    if (indices.length > this.#slots.length) this.#grow(indices.length);
+    const { indices, rankOf } = this.#orderOf(workers);
+    const ranks = indices.length;
+    if (ranks > this.#slots.length) this.#grow(ranks);
     const slots = this.#slots;
     const loads = this.#loads;
     const processed = this.#processed;
+    const rankLoad = this.#byRankLoad;
+    const rankProcessed = this.#byRankProcessed;
+    const rankOk = this.#byRankOk;
     const state = scratchState;
-    // The one pass: each distinct candidate's routing state is read once, in bucket order.
+    // The one pass over the candidates, in list order (sequential memory): each distinct worker's
+    // routing state is read once and stored by its URL rank.
+    for (let i = 0; i < rankOf.length; i++) {
+      const r = rankOf[i]!;
+      if (r < 0) continue;
+      const ok = readState(workers[i]);
+      rankOk[r] = ok ? 1 : 0;
+      rankLoad[r] = state.load;
+      rankProcessed[r] = state.processed;
+    }
+    // Then the available ones in bucket order, from the scratch arrays only.
     let k = 0;
     let minLoad = 0;
     let maxLoad = 0;
-    for (let p = 0; p < indices.length; p++) {
-      const i = indices[p]!;
-      if (!readState(workers[i])) continue;
-      const load = state.load;
+    for (let r = 0; r < ranks; r++) {
+      if (rankOk[r] === 0) continue;
+      const load = rankLoad[r]!;
       if (k === 0 || load < minLoad) minLoad = load;
       if (k === 0 || load > maxLoad) maxLoad = load;
-      slots[k] = i;
+      slots[k] = indices[r]!;
       loads[k] = load;
-      processed[k] = state.processed;
+      processed[k] = rankProcessed[r]!;
       k++;
     }
     if (k === 0) return undefined;
@@ -238,14 +257,13 @@ export class BucketPolicy implements Policy {
 
   /** The cached order for `workers`, or one built now (O(n log n), once per list). */
   #orderOf(workers: readonly Worker[]): BucketOrder {
+    // Lists are cached by identity, like every per-list cache of the policies: the registry never
+    // changes an array it handed out, and callers must not mutate a list they routed with.
     const cached = this.#orders.get(workers);
-    // A frozen list (the registry's) cannot have changed since its order was built.
-    if (cached !== undefined && (Object.isFrozen(workers) || sameMembers(cached, workers))) {
-      return cached;
-    }
+    if (cached !== undefined) return cached;
     const last = this.#lastOrder;
     // A new array with the same members (a caller copying or filtering each time): reuse.
-    if (last !== undefined && last !== cached && sameMembers(last, workers)) return last;
+    if (last !== undefined && sameMembers(last, workers)) return last;
     const built = buildOrder(workers);
     this.#orders.set(workers, built);
     this.#lastOrder = built;
@@ -263,6 +281,9 @@ export class BucketPolicy implements Policy {
     this.#slots = new Int32Array(size);
     this.#loads = new Float64Array(size);
     this.#processed = new Float64Array(size);
+    this.#byRankLoad = new Float64Array(size);
+    this.#byRankProcessed = new Float64Array(size);
+    this.#byRankOk = new Uint8Array(size);
   }
 }
 
@@ -307,5 +328,9 @@ function buildOrder(workers: readonly Worker[]): BucketOrder {
     const ub = (members[b] as Worker).url;
     return ua < ub ? -1 : ua > ub ? 1 : a - b;
   });
-  return { members, indices: Int32Array.from(indices) };
+  const rankOf = new Int32Array(members.length).fill(-1);
+  indices.forEach((index, rank) => {
+    rankOf[index] = rank;
+  });
+  return { members, indices: Int32Array.from(indices), rankOf };
 }
