@@ -84,11 +84,10 @@ export class ConsistentHashingPolicy implements Policy {
     const key = routingKey(request);
     if (key === undefined || entry === undefined)
       return pick(workers, randomAvailable(workers, this.#random));
-    const index = entry.ring.findIndex(key, entry.acceptAvailable);
-    if (index < 0) return undefined;
-    const worker = entry.aligned[index]!;
-    worker.incrementProcessed();
-    return worker;
+    return pick(
+      entry.aligned as readonly Worker[],
+      entry.ring.findIndex(key, entry.acceptAvailable),
+    );
   }
 
   reset(): void {

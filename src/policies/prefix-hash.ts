@@ -92,10 +92,7 @@ export class PrefixHashPolicy implements Policy {
     let index = entry.ring.indexAt(hasher!.hi, hasher!.lo, this.#acceptBounded);
     if (index < 0) index = this.#best;
     this.#entry = undefined;
-    if (index < 0) return undefined;
-    const worker = entry.aligned[index]!;
-    worker.incrementProcessed();
-    return worker;
+    return pick(entry.aligned as readonly Worker[], index);
   }
 
   reset(): void {

@@ -3,7 +3,7 @@
  * over ready workers only, and power-of-two sampling above two candidates.
  */
 import fc from 'fast-check';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createPolicy,
   type LeastLoadConfig,
@@ -15,7 +15,7 @@ import {
 } from '../../src/index.js';
 import { runs } from '../helpers/fc-settings.js';
 import { throwsCode } from '../support/fixtures.js';
-import { buildFleet } from '../support/policy-contract.js';
+import { buildFleet, countReads } from '../support/policy-contract.js';
 
 type Shape = Parameters<typeof buildFleet>[0][number];
 
@@ -57,26 +57,6 @@ function picks(
   requests: readonly (SelectRequest | undefined)[],
 ): number[] {
   return requests.map((request) => workers.indexOf(policy.select(workers, request)!));
-}
-
-/** Counts `routingState()` / `isAvailable()` reads per worker while `fn` runs. */
-function readsDuring<T>(workers: readonly Worker[], fn: () => T): { result: T; reads: number[] } {
-  const reads = workers.map(() => 0);
-  const spies = workers.flatMap((worker, i) => [
-    vi.spyOn(worker, 'routingState').mockImplementation(function (this: Worker, into) {
-      reads[i]!++;
-      return Object.getPrototypeOf(worker).routingState.call(worker, into);
-    }),
-    vi.spyOn(worker, 'isAvailable').mockImplementation(() => {
-      reads[i]!++;
-      return Object.getPrototypeOf(worker).isAvailable.call(worker);
-    }),
-  ]);
-  try {
-    return { result: fn(), reads };
-  } finally {
-    for (const spy of spies) spy.mockRestore();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -511,12 +491,12 @@ describe('least_load policy', () => {
       );
 
       // Act
-      const first = readsDuring(workers, () => policy.select(workers, tokens(1)));
+      const first = countReads(workers, () => policy.select(workers, tokens(1)));
       const steady = [1, 2, 3].map(() =>
-        readsDuring(workers, () => policy.select(workers, tokens(1))),
+        countReads(workers, () => policy.select(workers, tokens(1))),
       );
       await registry.transitionStatus(workers[5]!.id, 'draining');
-      const afterChange = readsDuring(workers, () => policy.select(workers, tokens(1)));
+      const afterChange = countReads(workers, () => policy.select(workers, tokens(1)));
 
       // Assert
       expect(first.reads.every((r) => r === 1)).toBe(true);
@@ -785,7 +765,7 @@ describe('least_load policy', () => {
                 credits[op.at % n] = 0;
               } else {
                 const request = op.size === 0 ? {} : tokens(op.size);
-                const { result, reads } = readsDuring(workers, () =>
+                const { result, reads } = countReads(workers, () =>
                   policy.select(workers, request),
                 );
                 const available = workers.map((w) => w.isAvailable());

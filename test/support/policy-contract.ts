@@ -71,8 +71,11 @@ export async function buildFleet(
   return { registry, workers };
 }
 
-/** Counts state reads per worker while `fn` runs. */
-function countReads<T>(workers: readonly Worker[], fn: () => T): { result: T; reads: number[] } {
+/** Counts state reads (`routingState()` / `isAvailable()`) per worker while `fn` runs. */
+export function countReads<T>(
+  workers: readonly Worker[],
+  fn: () => T,
+): { result: T; reads: number[] } {
   const reads = workers.map(() => 0);
   const spies = workers.map((worker, i) => [
     vi.spyOn(worker, 'routingState').mockImplementation(function (this: Worker, into) {

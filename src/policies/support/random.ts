@@ -16,7 +16,7 @@ export interface RandomSource {
 }
 
 function clamp(i: number, n: number): number {
-  return i >= n ? n - 1 : i > 0 ? i : 0;
+  return i >= n ? n - 1 : Math.max(i, 0);
 }
 
 class MathRandomSource implements RandomSource {
