@@ -43,3 +43,13 @@ describe('random', () => {
     for (let r = 0; r < 20; r++) expect(policy.select(workers)).toBe(workers[37]);
   });
 });
+
+describe('random sources that misbehave', () => {
+  it('a random function returning NaN, negatives or values ≥ 1 still yields an available worker', async () => {
+    const { workers } = await buildFleet([ready, ready, ready]);
+    for (const value of [Number.NaN, -5, 1, 7, Number.POSITIVE_INFINITY]) {
+      const policy = createPolicy('random', { random: () => value });
+      expect(workers).toContain(policy.select(workers));
+    }
+  });
+});

@@ -15,8 +15,10 @@ export interface RandomSource {
   index(n: number): number;
 }
 
+/** `i` within [0, n); NaN (a caller's source returning garbage) reads as 0. */
 function clamp(i: number, n: number): number {
-  return i >= n ? n - 1 : Math.max(i, 0);
+  if (!(i > 0)) return 0;
+  return i >= n ? n - 1 : i;
 }
 
 class MathRandomSource implements RandomSource {
