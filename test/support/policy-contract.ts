@@ -7,8 +7,8 @@
  */
 import fc from 'fast-check';
 import { expect, it, vi } from 'vitest';
-import type { Policy, SelectRequest, Worker, WorkerStatus } from '../../src/index.js';
-import { WorkerRegistry } from '../../src/index.js';
+import type { Policy, SelectRequest, WorkerStatus } from '../../src/index.js';
+import { Worker, WorkerRegistry } from '../../src/index.js';
 import { runs } from '../helpers/fc-settings.js';
 
 type Shape = { status: WorkerStatus; open: boolean; removed: boolean; load: number };
@@ -71,12 +71,23 @@ export async function buildFleet(
   return { registry, workers };
 }
 
-/** Counts state reads (`routingState()` / `isAvailable()`) per worker while `fn` runs. */
+/**
+ * Counts state reads per worker while `fn` runs: `routingState()`, `isAvailable()`, and the
+ * internal runtime read (`Worker.runtimeOf`) the policies' hot loops use.
+ */
 export function countReads<T>(
   workers: readonly Worker[],
   fn: () => T,
 ): { result: T; reads: number[] } {
   const reads = workers.map(() => 0);
+  const index = new Map(workers.map((w, i) => [w, i]));
+  const internal = Worker as unknown as { runtimeOf(w: Worker): unknown };
+  const original = internal.runtimeOf;
+  const runtimeSpy = vi.spyOn(internal, 'runtimeOf').mockImplementation((w: Worker) => {
+    const i = index.get(w);
+    if (i !== undefined) reads[i]!++;
+    return original.call(Worker, w);
+  });
   const spies = workers.map((worker, i) => [
     vi.spyOn(worker, 'routingState').mockImplementation(function (this: Worker, into) {
       reads[i]!++;
@@ -90,6 +101,7 @@ export function countReads<T>(
   try {
     return { result: fn(), reads };
   } finally {
+    runtimeSpy.mockRestore();
     for (const pair of spies) for (const spy of pair) spy.mockRestore();
   }
 }

@@ -22,12 +22,14 @@ export const scratchState: RoutingState = {
  * `undefined`, foreign objects) count as unavailable, so a policy never throws on an odd list.
  */
 export function available(entry: Worker | undefined): boolean {
-  return entry instanceof Worker && entry.isAvailable();
+  if (!(entry instanceof Worker)) return false;
+  const rt = Worker.runtimeOf(entry);
+  return rt.routable && rt.canExecute();
 }
 
 /**
- * @internal Reads a list entry's routing state into {@link scratchState}; a non-worker reads as
- * unhealthy. @returns whether the entry is available.
+ * @internal Reads a list entry's routing state into {@link scratchState} (one read of the
+ * worker's runtime; a non-worker reads as unhealthy). @returns whether the entry is available.
  */
 export function readState(entry: Worker | undefined): boolean {
   const state = scratchState;
@@ -38,8 +40,14 @@ export function readState(entry: Worker | undefined): boolean {
     state.processed = 0;
     return false;
   }
-  entry.routingState(state);
-  return state.healthy && state.canExecute;
+  const rt = Worker.runtimeOf(entry);
+  const healthy = rt.routable;
+  const canExecute = rt.canExecute();
+  state.healthy = healthy;
+  state.canExecute = canExecute;
+  state.load = rt.load;
+  state.processed = rt.processed;
+  return healthy && canExecute;
 }
 
 /**
