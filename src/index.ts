@@ -4,10 +4,20 @@
  * @packageDocumentation
  */
 
+export type { BlockHashOptions } from './cache/block-hashes.js';
+export { blockHashes } from './cache/block-hashes.js';
+export type { KvEvent } from './cache/kv-event-store.js';
+export type { TenantTreeStats } from './cache/radix-tree.js';
 export type { FleetRouteErrorCode } from './core/errors.js';
 export { ERROR_MESSAGES, FleetRouteError } from './core/errors.js';
 export type { BucketConfig } from './policies/bucket.js';
 export { BucketPolicy } from './policies/bucket.js';
+export type {
+  CacheAwareConfig,
+  CacheAwareReason,
+  CacheAwareStats,
+} from './policies/cache-aware.js';
+export { CacheAwarePolicy } from './policies/cache-aware.js';
 export type { ConsistentHashingConfig } from './policies/consistent-hashing.js';
 export { ConsistentHashingPolicy } from './policies/consistent-hashing.js';
 export type { PolicyClassMap, PolicyConfigMap } from './policies/create-policy.js';

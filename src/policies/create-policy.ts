@@ -6,6 +6,7 @@
 import { FleetRouteError } from '../core/errors.js';
 import { describe } from '../core/options.js';
 import { type BucketConfig, BucketPolicy } from './bucket.js';
+import { type CacheAwareConfig, CacheAwarePolicy } from './cache-aware.js';
 import { type ConsistentHashingConfig, ConsistentHashingPolicy } from './consistent-hashing.js';
 import { type LeastLoadConfig, LeastLoadPolicy } from './least-load.js';
 import { type ManualConfig, ManualPolicy } from './manual.js';
@@ -25,6 +26,7 @@ export interface PolicyConfigMap {
   consistent_hashing: ConsistentHashingConfig;
   prefix_hash: PrefixHashConfig;
   bucket: BucketConfig;
+  cache_aware: CacheAwareConfig;
   manual: ManualConfig;
   passthrough: PassthroughConfig;
 }
@@ -38,6 +40,7 @@ export interface PolicyClassMap {
   consistent_hashing: ConsistentHashingPolicy;
   prefix_hash: PrefixHashPolicy;
   bucket: BucketPolicy;
+  cache_aware: CacheAwarePolicy;
   manual: ManualPolicy;
   passthrough: PassthroughPolicy;
 }
@@ -52,6 +55,7 @@ const FACTORIES: {
   consistent_hashing: (c) => new ConsistentHashingPolicy(c),
   prefix_hash: (c) => new PrefixHashPolicy(c),
   bucket: (c) => new BucketPolicy(c),
+  cache_aware: (c) => new CacheAwarePolicy(c),
   manual: (c) => new ManualPolicy(c),
   passthrough: (c) => new PassthroughPolicy(c),
 };
@@ -80,9 +84,7 @@ export function createPolicy(name: PolicyName, config: object = {}): Policy {
     const known = POLICY_NAMES.filter((n) => Object.hasOwn(FACTORIES, n));
     throw new FleetRouteError(
       'INVALID_ARGUMENT',
-      name === 'cache_aware'
-        ? 'cache_aware is not available in this version'
-        : `policy must be one of ${known.map((n) => `'${n}'`).join(', ')}, got ${describe(name)}`,
+      `policy must be one of ${known.map((n) => `'${n}'`).join(', ')}, got ${describe(name)}`,
     );
   }
   return factory(config);

@@ -13,6 +13,7 @@ const names: (keyof PolicyConfigMap)[] = [
   'consistent_hashing',
   'prefix_hash',
   'bucket',
+  'cache_aware',
   'manual',
   'passthrough',
 ];

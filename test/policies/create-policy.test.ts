@@ -14,7 +14,7 @@ function invalid(fn: () => unknown): FleetRouteError {
 
 describe('createPolicy', () => {
   it('builds every policy by name, each a new instance with that name', () => {
-    for (const name of POLICY_NAMES.filter((n) => n !== 'cache_aware')) {
+    for (const name of POLICY_NAMES) {
       const a = createPolicy(name);
       const b = createPolicy(name);
       expect(a.name).toBe(name);
@@ -25,7 +25,11 @@ describe('createPolicy', () => {
   it.each([
     ['an unknown name', () => createPolicy('fastest' as PolicyName), /policy must be one of/],
     ['a non-string name', () => createPolicy(42 as unknown as PolicyName), /policy must be one of/],
-    ['cache_aware before it exists', () => createPolicy('cache_aware'), /cache_aware/],
+    [
+      'a cacheThreshold above 1',
+      () => createPolicy('cache_aware', { cacheThreshold: 2 }),
+      /cache_aware\.cacheThreshold/,
+    ],
     [
       'an unknown option',
       () => createPolicy('random', { sede: 1 } as never),

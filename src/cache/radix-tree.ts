@@ -1,0 +1,428 @@
+/**
+ * An approximate, multi-tenant radix tree: which workers (tenants) were sent which prefixes.
+ *
+ * It approximates each worker's prefix cache from the routing decisions alone: a prefix routed to
+ * a worker is assumed cached there until the tenant's share of the tree exceeds its budget, when
+ * its least recently used leaves are evicted first.
+ *
+ * @module
+ */
+import { invalidArgument } from '../core/errors.js';
+import type { KeyOps } from './tree-keys.js';
+
+/** @internal A node: an edge label, children by first unit, and the tenants holding it. */
+export class TreeNode<L> {
+  label: L;
+  parent: TreeNode<L> | undefined;
+  /** Children by the child key of their label; siblings with the same key chain through `next`. */
+  children: Map<number, TreeNode<L>> | undefined = undefined;
+  next: TreeNode<L> | undefined = undefined;
+  /** Tenant id → logical time of its last use of this node. */
+  readonly tenants = new Map<number, number>();
+
+  constructor(label: L, parent: TreeNode<L> | undefined) {
+    this.label = label;
+    this.parent = parent;
+  }
+}
+
+/** What {@link RadixTree.match} found: reused between calls, read it before the next one. */
+export interface TreeMatch<L> {
+  /** Units of the key matched (0 … usable length). */
+  matched: number;
+  /** Usable units of the key. */
+  length: number;
+  /** The deepest node the match reached (the root when nothing matched). */
+  node: TreeNode<L>;
+  /** How much of `node`'s label the match covered (less than its length: a mid-edge match). */
+  offset: number;
+}
+
+/** Per-tenant figures from {@link RadixTree.tenantStats}. @public */
+export interface TenantTreeStats {
+  readonly tenant: string;
+  /** Units (characters or tokens) of the prefixes held for the tenant. */
+  readonly size: number;
+  /** Leaves of the tenant (its eviction candidates). */
+  readonly leaves: number;
+}
+
+/**
+ * The tree. One per model and key kind in the cache-aware policy; usable on its own.
+ *
+ * Costs: `match` is one descent, O(key length) in the worst case, comparing whole edge labels
+ * natively where they match; `insert` continues from the last match (no second descent) and
+ * copies only the new suffix. `evict` and `removeTenant` touch only the tenant's own leaves and
+ * their ancestors (a reverse index of leaves per tenant).
+ *
+ * @internal
+ */
+export class RadixTree<K, L> {
+  readonly #ops: KeyOps<K, L>;
+  readonly #root: TreeNode<L>;
+  readonly #ids = new Map<string, number>();
+  readonly #names: (string | undefined)[] = [];
+  readonly #free: number[] = [];
+  readonly #sizes: number[] = [];
+  readonly #leaves: (Set<TreeNode<L>> | undefined)[] = [];
+  #clock = 0;
+  #nodes = 1;
+  // Match state, reused: the path of full nodes from the root, and the last result.
+  readonly #path: TreeNode<L>[] = [];
+  #pathLength = 0;
+  #lastKey: K | undefined;
+  readonly #match: TreeMatch<L>;
+
+  constructor(ops: KeyOps<K, L>, emptyLabel: L) {
+    this.#ops = ops;
+    this.#root = new TreeNode(emptyLabel, undefined);
+    this.#match = { matched: 0, length: 0, node: this.#root, offset: 0 };
+  }
+
+  /** Nodes in the tree, the root included. */
+  get nodeCount(): number {
+    return this.#nodes;
+  }
+
+  /** Tenants with an entry. */
+  get tenantCount(): number {
+    return this.#ids.size;
+  }
+
+  /** @internal The root (tests walk the tree from it). */
+  get root(): TreeNode<L> {
+    return this.#root;
+  }
+
+  /** The tenant's size in units, 0 when unknown. O(1). */
+  sizeOf(tenant: string): number {
+    const id = this.#ids.get(tenant);
+    return id === undefined ? 0 : this.#sizes[id]!;
+  }
+
+  /** @internal The tenant's id, or -1. */
+  idOf(tenant: string): number {
+    return this.#ids.get(tenant) ?? -1;
+  }
+
+  /** @internal The tenant's name for an id. */
+  nameOf(id: number): string | undefined {
+    return this.#names[id];
+  }
+
+  /**
+   * Descends along `key` as far as the tree agrees with it. The result (reused) says how many
+   * units matched and where the descent stopped; {@link RadixTree.insert} continues from there.
+   */
+  match(key: K): TreeMatch<L> {
+    const ops = this.#ops;
+    const length = ops.usable(key);
+    const path = this.#path;
+    let node = this.#root;
+    let pos = 0;
+    let offset = 0;
+    let depth = 0;
+    while (pos < length) {
+      const child = this.#childFor(node, ops.childKeyOf(key, pos), key, pos, length);
+      if (child === undefined) break;
+      const labelLength = ops.labelLength(child.label);
+      const agreed = ops.agree(key, pos, child.label, length - pos);
+      if (agreed === 0) break;
+      path[depth++] = child;
+      node = child;
+      pos += agreed;
+      if (agreed < labelLength) {
+        offset = agreed;
+        break;
+      }
+    }
+    this.#pathLength = depth;
+    this.#lastKey = key;
+    const m = this.#match;
+    m.matched = pos;
+    m.length = length;
+    m.node = node;
+    m.offset = offset === 0 ? ops.labelLength(node.label) : offset;
+    return m;
+  }
+
+  /**
+   * Records that `key` was sent to `tenant`: continues from the last {@link RadixTree.match}
+   * of the same key (call `match` first), touching the matched path for the tenant, splitting the
+   * last edge where the match ended inside it, and adding the unmatched rest as a new leaf.
+   *
+   * Cost: O(path) plus a copy of the new suffix.
+   */
+  insert(key: K, tenant: string): void {
+    if (key !== this.#lastKey) this.match(key);
+    const id = this.#idFor(tenant);
+    const ops = this.#ops;
+    const m = this.#match;
+    const time = ++this.#clock;
+    const path = this.#path;
+    let depth = this.#pathLength;
+    let end = m.node;
+    if (depth > 0 && m.offset < ops.labelLength(end.label)) {
+      end = this.#split(end, m.offset);
+      path[depth - 1] = end;
+    }
+    const leaves = this.#leaves[id]!;
+    for (let i = 0; i < depth; i++) this.#touch(path[i]!, id, time);
+    if (m.matched < m.length) {
+      const leaf = new TreeNode(ops.copy(key, m.matched, m.length), end);
+      this.#attach(end, leaf);
+      this.#nodes++;
+      this.#touch(leaf, id, time);
+      path[depth++] = leaf;
+      end = leaf;
+    }
+    // The tenant's leaves: the end of this key, unless it already leads further for the tenant.
+    for (let i = 0; i < depth - 1; i++) leaves.delete(path[i]!);
+    if (end !== this.#root && !this.#hasChildWith(end, id)) leaves.add(end);
+    this.#lastKey = undefined;
+  }
+
+  /**
+   * Evicts the tenant's least recently used leaves until its size is at most `max`, leaf-first:
+   * a node is evicted for a tenant only once no deeper node holds the tenant.
+   *
+   * @returns units evicted.
+   */
+  evict(tenant: string, max: number): number {
+    const id = this.#ids.get(tenant);
+    if (id === undefined || this.#sizes[id]! <= max) return 0;
+    const leaves = this.#leaves[id]!;
+    const heap = new LeafHeap<L>(id);
+    for (const leaf of leaves) heap.push(leaf);
+    const before = this.#sizes[id]!;
+    while (this.#sizes[id]! > max) {
+      const leaf = heap.pop();
+      if (leaf === undefined) break;
+      const parent = this.#drop(leaf, id);
+      if (
+        parent !== undefined &&
+        parent !== this.#root &&
+        parent.tenants.has(id) &&
+        !this.#hasChildWith(parent, id)
+      ) {
+        leaves.add(parent);
+        heap.push(parent);
+      }
+    }
+    this.#retireIfEmpty(id);
+    return before - (this.#sizes[id] ?? 0);
+  }
+
+  /** Evicts every tenant down to `max`. @returns units evicted. */
+  evictAll(max: number): number {
+    let evicted = 0;
+    for (const tenant of [...this.#ids.keys()]) evicted += this.evict(tenant, max);
+    return evicted;
+  }
+
+  /**
+   * Removes every entry of `tenant` (a worker that left): no node names it afterwards.
+   *
+   * @returns units removed.
+   */
+  removeTenant(tenant: string): number {
+    const id = this.#ids.get(tenant);
+    if (id === undefined) return 0;
+    const before = this.#sizes[id]!;
+    for (const leaf of [...this.#leaves[id]!]) {
+      let node: TreeNode<L> | undefined = leaf;
+      while (node !== undefined && node !== this.#root && node.tenants.has(id)) {
+        node = this.#drop(node, id);
+      }
+    }
+    this.#retire(id);
+    return before;
+  }
+
+  /** Per-tenant sizes and leaf counts. O(tenants). */
+  tenantStats(): TenantTreeStats[] {
+    return [...this.#ids].map(([tenant, id]) => ({
+      tenant,
+      size: this.#sizes[id]!,
+      leaves: this.#leaves[id]!.size,
+    }));
+  }
+
+  /** Forgets everything. */
+  clear(): void {
+    this.#root.children = undefined;
+    this.#root.tenants.clear();
+    this.#ids.clear();
+    this.#names.length = 0;
+    this.#free.length = 0;
+    this.#sizes.length = 0;
+    this.#leaves.length = 0;
+    this.#nodes = 1;
+    this.#pathLength = 0;
+    this.#lastKey = undefined;
+  }
+
+  #childFor(
+    node: TreeNode<L>,
+    childKey: number,
+    key: K,
+    pos: number,
+    length: number,
+  ): TreeNode<L> | undefined {
+    let child = node.children?.get(childKey);
+    // Token pages that share a first token chain as siblings: take the one that agrees.
+    if (child !== undefined && child.next !== undefined) {
+      while (child !== undefined && this.#ops.agree(key, pos, child.label, length - pos) === 0)
+        child = child.next;
+    }
+    return child;
+  }
+
+  #attach(parent: TreeNode<L>, child: TreeNode<L>): void {
+    const key = this.#ops.childKeyOfLabel(child.label);
+    if (parent.children === undefined) parent.children = new Map();
+    const first = parent.children.get(key);
+    child.next = first;
+    child.parent = parent;
+    parent.children.set(key, child);
+  }
+
+  #detach(child: TreeNode<L>): void {
+    const parent = child.parent;
+    if (parent === undefined || parent.children === undefined) return;
+    const key = this.#ops.childKeyOfLabel(child.label);
+    let node = parent.children.get(key);
+    if (node === child) {
+      if (child.next === undefined) parent.children.delete(key);
+      else parent.children.set(key, child.next);
+    } else {
+      while (node !== undefined && node.next !== child) node = node.next;
+      if (node !== undefined) node.next = child.next;
+    }
+    if (parent.children.size === 0) parent.children = undefined;
+    child.parent = undefined;
+    child.next = undefined;
+  }
+
+  /** Splits `node` at `offset`: a new parent takes the head of the label and the node's tenants. */
+  #split(node: TreeNode<L>, offset: number): TreeNode<L> {
+    const ops = this.#ops;
+    const parent = node.parent!;
+    this.#detach(node);
+    const head = new TreeNode(ops.cut(node.label, 0, offset), parent);
+    for (const [id, time] of node.tenants) head.tenants.set(id, time);
+    node.label = ops.cut(node.label, offset, ops.labelLength(node.label));
+    this.#attach(parent, head);
+    this.#attach(head, node);
+    this.#nodes++;
+    return head;
+  }
+
+  #touch(node: TreeNode<L>, id: number, time: number): void {
+    if (!node.tenants.has(id)) this.#sizes[id]! += this.#ops.labelLength(node.label);
+    node.tenants.set(id, time);
+  }
+
+  #hasChildWith(node: TreeNode<L>, id: number): boolean {
+    if (node.children === undefined) return false;
+    for (let child of node.children.values()) {
+      for (; child !== undefined; child = child.next!) if (child.tenants.has(id)) return true;
+    }
+    return false;
+  }
+
+  /** Removes the tenant from `node` (and the node, once nobody holds it). @returns its parent. */
+  #drop(node: TreeNode<L>, id: number): TreeNode<L> | undefined {
+    const parent = node.parent;
+    if (node.tenants.delete(id)) this.#sizes[id]! -= this.#ops.labelLength(node.label);
+    this.#leaves[id]!.delete(node);
+    // A node nobody holds and nothing hangs from goes, and so may its emptied ancestors.
+    let empty: TreeNode<L> | undefined = node;
+    while (
+      empty !== undefined &&
+      empty !== this.#root &&
+      empty.tenants.size === 0 &&
+      empty.children === undefined
+    ) {
+      const up: TreeNode<L> | undefined = empty.parent;
+      this.#detach(empty);
+      this.#nodes--;
+      empty = up;
+    }
+    return parent;
+  }
+
+  #idFor(tenant: string): number {
+    let id = this.#ids.get(tenant);
+    if (id === undefined) {
+      if (typeof tenant !== 'string' || tenant.length === 0)
+        throw invalidArgument('tenant must be a non-empty string');
+      id = this.#free.pop() ?? this.#names.length;
+      this.#ids.set(tenant, id);
+      this.#names[id] = tenant;
+      this.#sizes[id] = 0;
+      this.#leaves[id] = new Set();
+    }
+    return id;
+  }
+
+  #retireIfEmpty(id: number): void {
+    if (this.#sizes[id] === 0 && this.#leaves[id]!.size === 0) this.#retire(id);
+  }
+
+  #retire(id: number): void {
+    const name = this.#names[id];
+    if (name !== undefined) this.#ids.delete(name);
+    this.#names[id] = undefined;
+    this.#sizes[id] = 0;
+    this.#leaves[id] = undefined;
+    this.#free.push(id);
+  }
+}
+
+/** A binary min-heap of a tenant's leaves by last use (oldest first). */
+class LeafHeap<L> {
+  readonly #items: TreeNode<L>[] = [];
+  readonly #id: number;
+
+  constructor(id: number) {
+    this.#id = id;
+  }
+
+  #time(node: TreeNode<L>): number {
+    return node.tenants.get(this.#id) ?? 0;
+  }
+
+  push(node: TreeNode<L>): void {
+    const items = this.#items;
+    items.push(node);
+    let i = items.length - 1;
+    while (i > 0) {
+      const up = (i - 1) >> 1;
+      if (this.#time(items[up]!) <= this.#time(items[i]!)) break;
+      [items[up], items[i]] = [items[i]!, items[up]!];
+      i = up;
+    }
+  }
+
+  pop(): TreeNode<L> | undefined {
+    const items = this.#items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last !== undefined) {
+      items[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < items.length && this.#time(items[l]!) < this.#time(items[m]!)) m = l;
+        if (r < items.length && this.#time(items[r]!) < this.#time(items[m]!)) m = r;
+        if (m === i) break;
+        [items[m], items[i]] = [items[i]!, items[m]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}

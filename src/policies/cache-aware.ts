@@ -1,0 +1,455 @@
+/**
+ * `cache_aware`: route each prompt to the worker that already holds its prefix, unless the fleet
+ * is imbalanced.
+ *
+ * @module
+ */
+
+import { blockHashHalves } from '../cache/block-hashes.js';
+import { KvBlockIndex, type KvEvent, readKvEvent } from '../cache/kv-event-store.js';
+import { RadixTree } from '../cache/radix-tree.js';
+import { TEXT_KEYS, tokenKeys } from '../cache/tree-keys.js';
+import { loadedHasher } from '../core/hash.js';
+import { fail, readInteger, readNumber } from '../core/options.js';
+import type { Worker } from '../workers/worker.js';
+import type { LoadReport, Policy, SelectRequest } from './policy.js';
+import { CacheAwareScan } from './support/cache-aware-scan.js';
+import { type CommonPolicyConfig, readClock, readConfig } from './support/config.js';
+import { LoadTable } from './support/load-table.js';
+import { isWorkerList, pick } from './support/sampling.js';
+
+/** Why a selection went where it did (counted by {@link CacheAwarePolicy.stats}). @public */
+export type CacheAwareReason =
+  | 'cache_hit'
+  | 'cache_miss'
+  | 'imbalanced'
+  | 'stale_match'
+  | 'event_overlap';
+
+const REASONS: readonly CacheAwareReason[] = [
+  'cache_hit',
+  'cache_miss',
+  'imbalanced',
+  'stale_match',
+  'event_overlap',
+];
+const HIT = 0;
+const MISS = 1;
+const IMBALANCED = 2;
+const STALE = 3;
+const OVERLAP = 4;
+
+/** Options of the `cache_aware` policy. @public */
+export interface CacheAwareConfig extends CommonPolicyConfig {
+  /**
+   * Share of the request the longest match must exceed to follow it (0 … 1).
+   * @defaultValue 0.3
+   */
+  readonly cacheThreshold?: number;
+  /** Imbalance: in-flight difference between the busiest and idlest worker. @defaultValue 64 */
+  readonly balanceAbsThreshold?: number;
+  /** Imbalance: the busiest worker's in-flight count over the idlest's (≥ 1). @defaultValue 1.5 */
+  readonly balanceRelThreshold?: number;
+  /**
+   * Size budget per worker per tree, in characters (text trees) or tokens (token trees).
+   * At most 8 bytes per cached character, 2,097,152 keeps 64 workers with nothing shared under
+   * 1 GiB. @defaultValue 2097152
+   */
+  readonly maxTreeSize?: number;
+  /** How often every tree is evicted down to `maxTreeSize` (ms; an `unref`'d timer). @defaultValue 120000 */
+  readonly evictionIntervalMs?: number;
+  /** Tokens per page of token trees and KV-event blocks. @defaultValue 16 */
+  readonly pageSize?: number;
+  /**
+   * KV-usage trigger (off by default): imbalanced when the reported KV-cache usage of the
+   * available workers spreads by more than this (0 … 1).
+   */
+  readonly kvUsageSpreadThreshold?: number;
+  /** KV-usage trigger (off by default): imbalanced when any available worker reports more usage (0 … 1). */
+  readonly kvUsageCeiling?: number;
+  /** Load reports older than this are ignored by the KV-usage triggers (ms). @defaultValue 30000 */
+  readonly staleAfterMs?: number;
+  /** Most blocks of a request scored in event mode. @defaultValue 4096 */
+  readonly maxEventBlocks?: number;
+}
+
+/** One model's trees and engine block index. */
+interface ModelCache {
+  text: RadixTree<string, string> | undefined;
+  tokens: RadixTree<ArrayLike<number>, Uint32Array> | undefined;
+  events: KvBlockIndex | undefined;
+}
+
+/** What {@link CacheAwarePolicy.stats} reports. @public */
+export interface CacheAwareStats {
+  /** Selections by reason since creation or `reset()`. */
+  readonly reasons: Readonly<Record<CacheAwareReason, number>>;
+  /** Every tree: its model (`''` for requests without one), kind, nodes, tenants and total size. */
+  readonly trees: readonly {
+    readonly model: string;
+    readonly kind: 'text' | 'tokens';
+    readonly nodes: number;
+    readonly tenants: number;
+    readonly size: number;
+  }[];
+  /** Models scored from engine KV events. */
+  readonly eventModels: readonly string[];
+}
+
+/**
+ * Keeps each conversation's prefix on the worker that already holds it in its KV cache, without
+ * piling load onto one worker (SPEC §5). Per request:
+ *
+ * 1. One pass over the candidates reads each one's state once: availability, in-flight load,
+ *    the least-loaded available worker (ties: fewer `processed`, then list position), and, when
+ *    the KV-usage triggers are on, the spread and peak of reported usage.
+ * 2. **Imbalanced** — `max − min > balanceAbsThreshold` and `max > balanceRelThreshold × min`, or
+ *    a KV-usage trigger fires — the least-loaded worker.
+ * 3. **Event mode** — when engines sent KV events for the request's model: the worker holding
+ *    the most consecutive prefix blocks of the request (ties: lower load, then fewer blocks held);
+ *    no overlap → least-loaded.
+ * 4. **Tree mode** — otherwise the model's approximate radix tree (tokens when the request has
+ *    any, else text): if the longest match covers more than `cacheThreshold` of the request, the
+ *    least-loaded available worker among those holding it (`cache_hit`); if none of them is
+ *    available or a candidate, the least-loaded worker (`stale_match`); below the threshold, the
+ *    least-loaded worker (`cache_miss`). The request is then inserted for the chosen worker,
+ *    continuing the same descent.
+ *
+ * Trees are kept per `request.model`. A worker leaving (`removeWorker(url)`) is removed from every
+ * tree and block index. An `unref`'d timer evicts every tree to `maxTreeSize` per worker every
+ * `evictionIntervalMs`, and a worker that reaches twice the budget between two runs is evicted at
+ * once; `close()` stops the timer.
+ *
+ * Cost: one pass over the candidates (≈ 3–4 ns per worker) plus one descent of the tree, which
+ * compares whole edge labels natively and copies only the new part of the prompt. Event mode:
+ * one xxh64 per request block. `stats()` counts reasons without allocating per request.
+ *
+ * @public
+ */
+export class CacheAwarePolicy implements Policy {
+  readonly name = 'cache_aware' as const;
+  readonly #threshold: number;
+  readonly #absThreshold: number;
+  readonly #relThreshold: number;
+  readonly #maxTreeSize: number;
+  readonly #evictionIntervalMs: number;
+  readonly #pageSize: number;
+  readonly #maxEventBlocks: number;
+  readonly #loads: LoadTable;
+  readonly #scan: CacheAwareScan;
+  readonly #models = new Map<string, ModelCache>();
+  readonly #reasons = new Float64Array(REASONS.length);
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #closed = false;
+  #blockHi = new Uint32Array(64);
+  #blockLo = new Uint32Array(64);
+  readonly #blockScratch: Uint32Array;
+
+  /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
+  constructor(config: CacheAwareConfig = {}) {
+    const o = readConfig('cache_aware', config, [
+      'cacheThreshold',
+      'balanceAbsThreshold',
+      'balanceRelThreshold',
+      'maxTreeSize',
+      'evictionIntervalMs',
+      'pageSize',
+      'kvUsageSpreadThreshold',
+      'kvUsageCeiling',
+      'staleAfterMs',
+      'maxEventBlocks',
+    ]);
+    this.#threshold = readNumber('cache_aware.cacheThreshold', o.cacheThreshold, 0.3, 0, 1);
+    this.#absThreshold = readNumber(
+      'cache_aware.balanceAbsThreshold',
+      o.balanceAbsThreshold,
+      64,
+      0,
+    );
+    this.#relThreshold = readNumber(
+      'cache_aware.balanceRelThreshold',
+      o.balanceRelThreshold,
+      1.5,
+      1,
+    );
+    this.#maxTreeSize = readInteger(
+      'cache_aware.maxTreeSize',
+      o.maxTreeSize,
+      2_097_152,
+      1,
+      2 ** 40,
+    );
+    this.#evictionIntervalMs = readInteger(
+      'cache_aware.evictionIntervalMs',
+      o.evictionIntervalMs,
+      120_000,
+      1,
+      2_147_483_647,
+    );
+    this.#pageSize = readInteger('cache_aware.pageSize', o.pageSize, 16, 1, 4096);
+    this.#maxEventBlocks = readInteger(
+      'cache_aware.maxEventBlocks',
+      o.maxEventBlocks,
+      4096,
+      1,
+      1_048_576,
+    );
+    const spread =
+      o.kvUsageSpreadThreshold === undefined
+        ? Number.NaN
+        : readNumber('cache_aware.kvUsageSpreadThreshold', o.kvUsageSpreadThreshold, 0, 0, 1);
+    const ceiling =
+      o.kvUsageCeiling === undefined
+        ? Number.NaN
+        : readNumber('cache_aware.kvUsageCeiling', o.kvUsageCeiling, 0, 0, 1);
+    const staleAfterMs = readInteger(
+      'cache_aware.staleAfterMs',
+      o.staleAfterMs,
+      30_000,
+      1,
+      2_147_483_647,
+    );
+    this.#loads = new LoadTable(readClock('cache_aware', o), staleAfterMs);
+    this.#scan = new CacheAwareScan(spread, ceiling);
+    this.#blockScratch = new Uint32Array(2 + this.#pageSize);
+  }
+
+  select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
+    if (!isWorkerList(workers) || workers.length === 0 || this.#closed) return undefined;
+    const scan = this.#scan;
+    const reports =
+      scan.kvTriggers && this.#loads.size > 0 ? this.#loads.alignedTo(workers) : undefined;
+    if (!scan.run(workers, reports, this.#loads)) return undefined;
+    const req = typeof request === 'object' && request !== null ? request : undefined;
+    const tokens = readTokens(req?.tokens);
+    const text =
+      tokens === undefined && typeof req?.text === 'string' && req.text.length > 0
+        ? req.text
+        : undefined;
+    const model = typeof req?.model === 'string' ? req.model : '';
+
+    if (scan.imbalanced(this.#absThreshold, this.#relThreshold)) {
+      return this.#finish(workers, scan.leastLoaded, IMBALANCED, model, tokens, text);
+    }
+    const cache = this.#models.get(model);
+    const events = cache?.events;
+    if (events !== undefined && !events.empty && tokens !== undefined) {
+      const best = this.#bestOverlap(workers, events, tokens);
+      return best >= 0
+        ? this.#finish(workers, best, OVERLAP, model, undefined, undefined)
+        : this.#finish(workers, scan.leastLoaded, MISS, model, undefined, undefined);
+    }
+    if (tokens === undefined && text === undefined)
+      return this.#count(workers, scan.leastLoaded, MISS);
+    const tree = tokens !== undefined ? this.#tokenTree(model) : this.#textTree(model);
+    const key = (tokens ?? text)!;
+    const match = (tree as RadixTree<unknown, unknown>).match(key);
+    let chosen = scan.leastLoaded;
+    let reason = MISS;
+    if (match.length > 0 && match.matched / match.length > this.#threshold) {
+      const holder = scan.leastLoadedOf(
+        workers,
+        match.node.tenants.keys(),
+        tree as RadixTree<unknown, unknown>,
+      );
+      if (holder >= 0) {
+        chosen = holder;
+        reason = HIT;
+      } else {
+        reason = STALE;
+      }
+    }
+    if (match.length > 0)
+      this.#insert(tree as RadixTree<unknown, unknown>, key, workers[chosen]!.url);
+    return this.#count(workers, chosen, reason);
+  }
+
+  /**
+   * Feeds engine KV-cache events for one worker: blocks stored or removed (by
+   * {@link blockHashes}), or everything cleared. A model with event data is scored from it
+   * instead of the approximate tree. Events without a model belong to requests without one; a
+   * `cleared` event without a model clears every model. All events are validated before any is
+   * applied.
+   *
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for a bad URL, event or hash.
+   */
+  applyKvEvents(workerUrl: string, events: readonly KvEvent[]): void {
+    if (typeof workerUrl !== 'string' || workerUrl.length === 0)
+      fail('applyKvEvents.workerUrl', 'a worker URL', workerUrl);
+    if (!Array.isArray(events)) fail('applyKvEvents.events', 'an array of KV events', events);
+    const parsed = events.map(readKvEvent);
+    for (const event of parsed) {
+      if (event.type === 'cleared') {
+        for (const [model, cache] of this.#models) {
+          if (event.model === undefined || event.model === model) cache.events?.clear(workerUrl);
+        }
+        continue;
+      }
+      const cache = this.#cacheOf(event.model ?? '');
+      cache.events ??= new KvBlockIndex();
+      if (event.type === 'stored') cache.events.store(workerUrl, event.keys);
+      else cache.events.remove(workerUrl, event.keys);
+    }
+  }
+
+  /** Load reports, read by the KV-usage triggers when they are on. */
+  updateLoads(reports: ReadonlyMap<string, LoadReport>): void {
+    this.#loads.update(reports);
+  }
+
+  /** Removes the worker from every tree, block index and report. O(its entries). */
+  removeWorker(url: string): void {
+    if (typeof url !== 'string') return;
+    for (const cache of this.#models.values()) {
+      cache.text?.removeTenant(url);
+      cache.tokens?.removeTenant(url);
+      cache.events?.clear(url);
+    }
+    this.#loads.remove(url);
+  }
+
+  /** Evicts every tree down to `maxTreeSize` per worker now. @returns units evicted. */
+  evict(): number {
+    let evicted = 0;
+    for (const cache of this.#models.values()) {
+      evicted += cache.text?.evictAll(this.#maxTreeSize) ?? 0;
+      evicted += cache.tokens?.evictAll(this.#maxTreeSize) ?? 0;
+    }
+    return evicted;
+  }
+
+  /** Reason counters and tree sizes. Builds a plain object: O(trees + tenants). */
+  stats(): CacheAwareStats {
+    const reasons = Object.fromEntries(REASONS.map((r, i) => [r, this.#reasons[i]!])) as Record<
+      CacheAwareReason,
+      number
+    >;
+    const trees: CacheAwareStats['trees'][number][] = [];
+    const eventModels: string[] = [];
+    for (const [model, cache] of this.#models) {
+      for (const [kind, tree] of [
+        ['text', cache.text],
+        ['tokens', cache.tokens],
+      ] as const) {
+        if (tree === undefined) continue;
+        const size = tree.tenantStats().reduce((sum, t) => sum + t.size, 0);
+        trees.push({ model, kind, nodes: tree.nodeCount, tenants: tree.tenantCount, size });
+      }
+      if (cache.events !== undefined && !cache.events.empty) eventModels.push(model);
+    }
+    return { reasons, trees, eventModels };
+  }
+
+  /** Forgets every tree, block index, report and counter. */
+  reset(): void {
+    this.#models.clear();
+    this.#loads.clear();
+    this.#reasons.fill(0);
+  }
+
+  /** Stops the eviction timer and forgets everything; `select` returns `undefined` afterwards. */
+  close(): void {
+    this.#closed = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.reset();
+  }
+
+  /** @internal The tree of a model and kind, for tests. */
+  static treeOf(
+    policy: CacheAwarePolicy,
+    model: string,
+    kind: 'text' | 'tokens',
+  ): RadixTree<unknown, unknown> | undefined {
+    const cache = policy.#models.get(model);
+    return (kind === 'text' ? cache?.text : cache?.tokens) as
+      | RadixTree<unknown, unknown>
+      | undefined;
+  }
+
+  #finish(
+    workers: readonly Worker[],
+    index: number,
+    reason: number,
+    model: string,
+    tokens: ArrayLike<number> | undefined,
+    text: string | undefined,
+  ): Worker | undefined {
+    if (tokens !== undefined || text !== undefined) {
+      const tree = (
+        tokens !== undefined ? this.#tokenTree(model) : this.#textTree(model)
+      ) as RadixTree<unknown, unknown>;
+      const key = (tokens ?? text)!;
+      if (tree.match(key).length > 0) this.#insert(tree, key, workers[index]!.url);
+    }
+    return this.#count(workers, index, reason);
+  }
+
+  #count(workers: readonly Worker[], index: number, reason: number): Worker | undefined {
+    this.#reasons[reason]!++;
+    return pick(workers, index);
+  }
+
+  #insert(tree: RadixTree<unknown, unknown>, key: unknown, url: string): void {
+    tree.insert(key, url);
+    // Between two timer runs, no worker grows past twice its budget.
+    if (tree.sizeOf(url) > 2 * this.#maxTreeSize) tree.evict(url, this.#maxTreeSize);
+    if (this.#timer === undefined && !this.#closed) {
+      this.#timer = setInterval(() => this.evict(), this.#evictionIntervalMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** The candidate holding the most consecutive prefix blocks of `tokens`, or -1. */
+  #bestOverlap(
+    workers: readonly Worker[],
+    events: KvBlockIndex,
+    tokens: ArrayLike<number>,
+  ): number {
+    const hasher = loadedHasher();
+    if (hasher === undefined) return -1;
+    const limit = Math.min(Math.floor(tokens.length / this.#pageSize), this.#maxEventBlocks);
+    if (limit === 0) return -1;
+    if (this.#blockHi.length < limit) {
+      this.#blockHi = new Uint32Array(limit);
+      this.#blockLo = new Uint32Array(limit);
+    }
+    const hi = this.#blockHi;
+    const lo = this.#blockLo;
+    const blocks = blockHashHalves(
+      hasher,
+      tokens,
+      this.#pageSize,
+      limit,
+      this.#blockScratch,
+      hi,
+      lo,
+    );
+    return this.#scan.bestHolders(workers, blocks, events, hi, lo);
+  }
+
+  #cacheOf(model: string): ModelCache {
+    let cache = this.#models.get(model);
+    if (cache === undefined) {
+      cache = { text: undefined, tokens: undefined, events: undefined };
+      this.#models.set(model, cache);
+    }
+    return cache;
+  }
+
+  #textTree(model: string): RadixTree<string, string> {
+    const cache = this.#cacheOf(model);
+    return (cache.text ??= new RadixTree(TEXT_KEYS, ''));
+  }
+
+  #tokenTree(model: string): RadixTree<ArrayLike<number>, Uint32Array> {
+    const cache = this.#cacheOf(model);
+    return (cache.tokens ??= new RadixTree(tokenKeys(this.#pageSize), new Uint32Array(0)));
+  }
+}
+
+function readTokens(tokens: unknown): ArrayLike<number> | undefined {
+  if (typeof tokens !== 'object' || tokens === null) return undefined;
+  const length = (tokens as ArrayLike<number>).length;
+  return typeof length === 'number' && length > 0 ? (tokens as ArrayLike<number>) : undefined;
+}

@@ -1,0 +1,215 @@
+/**
+ * The per-request candidate pass of `cache_aware`, and the choices made from what it stored:
+ * the least-loaded worker, the least-loaded holder of a matched prefix, and the best holder of
+ * engine KV blocks. Each candidate's state is read once, in the pass; everything after reads the
+ * scratch arrays.
+ *
+ * @module
+ * @internal
+ */
+import { blockKey } from '../../cache/block-hashes.js';
+import type { KvBlockIndex } from '../../cache/kv-event-store.js';
+import type { RadixTree } from '../../cache/radix-tree.js';
+import type { Worker } from '../../workers/worker.js';
+import type { LoadTable, StoredLoad } from './load-table.js';
+import { readState, scratchState } from './sampling.js';
+
+/** @internal */
+export class CacheAwareScan {
+  /** Whether either KV-usage trigger is configured. */
+  readonly kvTriggers: boolean;
+  readonly #spread: number;
+  readonly #ceiling: number;
+  #available = new Uint8Array(64);
+  #load = new Float64Array(64);
+  #processed = new Float64Array(64);
+  #active = new Int32Array(64);
+  /** Index of the least-loaded available candidate after `run` (ties: processed, position). */
+  leastLoaded = -1;
+  #minLoad = 0;
+  #maxLoad = 0;
+  #kvFired = false;
+  #indexes = new WeakMap<readonly Worker[], Map<string, number>>();
+  #lastList: readonly Worker[] | undefined;
+  #lastIndex: Map<string, number> | undefined;
+
+  constructor(spread: number, ceiling: number) {
+    this.#spread = spread;
+    this.#ceiling = ceiling;
+    this.kvTriggers = !Number.isNaN(spread) || !Number.isNaN(ceiling);
+  }
+
+  /**
+   * The one pass: reads every candidate once. @returns whether any candidate is available.
+   */
+  run(
+    workers: readonly Worker[],
+    reports: readonly (StoredLoad | undefined)[] | undefined,
+    table: LoadTable,
+  ): boolean {
+    const n = workers.length;
+    if (n > this.#available.length) this.#grow(n);
+    const available = this.#available;
+    const load = this.#load;
+    const processed = this.#processed;
+    const state = scratchState;
+    const now = reports === undefined ? 0 : table.now();
+    let best = -1;
+    let min = 0;
+    let max = 0;
+    let usageMin = Number.POSITIVE_INFINITY;
+    let usageMax = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < n; i++) {
+      if (!readState(workers[i])) {
+        available[i] = 0;
+        continue;
+      }
+      available[i] = 1;
+      const l = state.load;
+      load[i] = l;
+      processed[i] = state.processed;
+      if (best < 0) {
+        best = i;
+        min = l;
+        max = l;
+      } else {
+        if (l > max) max = l;
+        if (l < min || (l === min && state.processed < processed[best]!)) {
+          best = i;
+          min = l;
+        }
+      }
+      if (reports !== undefined) {
+        const report = reports[i];
+        if (table.isFresh(report, now) && !Number.isNaN(report.tokenUsage)) {
+          if (report.tokenUsage < usageMin) usageMin = report.tokenUsage;
+          if (report.tokenUsage > usageMax) usageMax = report.tokenUsage;
+        }
+      }
+    }
+    this.leastLoaded = best;
+    this.#minLoad = min;
+    this.#maxLoad = max;
+    this.#kvFired =
+      usageMax >= usageMin &&
+      ((!Number.isNaN(this.#spread) && usageMax - usageMin > this.#spread) ||
+        (!Number.isNaN(this.#ceiling) && usageMax > this.#ceiling));
+    return best >= 0;
+  }
+
+  /** The fleet is imbalanced (in-flight counts), or a KV-usage trigger fired. */
+  imbalanced(abs: number, rel: number): boolean {
+    const min = this.#minLoad;
+    const max = this.#maxLoad;
+    return (max - min > abs && max > rel * min) || this.#kvFired;
+  }
+
+  /**
+   * The least-loaded available candidate among the tree's tenants `ids` (ties: processed, then
+   * position), or -1 when none of them is an available candidate.
+   */
+  leastLoadedOf(
+    workers: readonly Worker[],
+    ids: Iterable<number>,
+    tree: RadixTree<unknown, unknown>,
+  ): number {
+    const index = this.#indexOf(workers);
+    const available = this.#available;
+    const load = this.#load;
+    const processed = this.#processed;
+    let best = -1;
+    for (const id of ids) {
+      const name = tree.nameOf(id);
+      const i = name === undefined ? undefined : index.get(name);
+      if (i === undefined || available[i] === 0) continue;
+      if (
+        best < 0 ||
+        load[i]! < load[best]! ||
+        (load[i] === load[best] &&
+          (processed[i]! < processed[best]! || (processed[i] === processed[best] && i < best)))
+      ) {
+        best = i;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * The available candidate holding the most consecutive prefix blocks (hashes `hi`/`lo`,
+   * `blocks` of them), ties to the lower load, then fewer blocks held, then position; -1 when no
+   * available candidate holds the first block.
+   */
+  bestHolders(
+    workers: readonly Worker[],
+    blocks: number,
+    events: KvBlockIndex,
+    hi: Uint32Array,
+    lo: Uint32Array,
+  ): number {
+    if (blocks === 0) return -1;
+    const first = events.holders(blockKey(hi[0]!, lo[0]!));
+    if (first === undefined) return -1;
+    const index = this.#indexOf(workers);
+    const available = this.#available;
+    if (this.#active.length < workers.length) this.#active = new Int32Array(this.#available.length);
+    const active = this.#active;
+    let count = 0;
+    for (const url of first) {
+      const i = index.get(url);
+      if (i !== undefined && available[i] === 1) active[count++] = i;
+    }
+    for (let b = 1; b < blocks && count > 1; b++) {
+      const holders = events.holders(blockKey(hi[b]!, lo[b]!));
+      if (holders === undefined) break;
+      let kept = 0;
+      for (let j = 0; j < count; j++) {
+        const i = active[j]!;
+        if (holders.has(workers[i]!.url)) active[kept++] = i;
+      }
+      if (kept === 0) break;
+      count = kept;
+    }
+    let best = -1;
+    let bestSize = 0;
+    const load = this.#load;
+    for (let j = 0; j < count; j++) {
+      const i = active[j]!;
+      const size = events.sizeOf(workers[i]!.url);
+      if (
+        best < 0 ||
+        load[i]! < load[best]! ||
+        (load[i] === load[best] && (size < bestSize || (size === bestSize && i < best)))
+      ) {
+        best = i;
+        bestSize = size;
+      }
+    }
+    return best;
+  }
+
+  /** URL → position for a candidate list, built once per list (O(n)). */
+  #indexOf(workers: readonly Worker[]): Map<string, number> {
+    if (workers === this.#lastList && this.#lastIndex !== undefined) return this.#lastIndex;
+    let index = this.#indexes.get(workers);
+    if (index === undefined) {
+      index = new Map();
+      for (let i = workers.length - 1; i >= 0; i--) {
+        const url = (workers[i] as { url?: unknown } | undefined)?.url;
+        if (typeof url === 'string') index.set(url, i);
+      }
+      this.#indexes.set(workers, index);
+    }
+    this.#lastList = workers;
+    this.#lastIndex = index;
+    return index;
+  }
+
+  #grow(n: number): void {
+    let size = this.#available.length;
+    while (size < n) size *= 2;
+    this.#available = new Uint8Array(size);
+    this.#load = new Float64Array(size);
+    this.#processed = new Float64Array(size);
+    this.#active = new Int32Array(size);
+  }
+}
