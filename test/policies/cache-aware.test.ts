@@ -1,0 +1,434 @@
+/**
+ * `cache_aware` (SPEC §5): prefix affinity through the approximate tree, the imbalance and
+ * KV-usage escapes, stale matches, removal, event-driven scoring, and the decision counters.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  blockHashes,
+  CacheAwarePolicy,
+  createPolicy,
+  type Worker,
+  type WorkerLease,
+  WorkerRegistry,
+} from '../../src/index.js';
+import { buildFleet } from '../support/policy-contract.js';
+
+const ready = { status: 'ready', open: false, removed: false, load: 0 } as const;
+const fleet = (n: number) => buildFleet(Array.from({ length: n }, () => ready));
+
+/** Gives `worker` exactly `n` leases in flight. */
+function load(worker: Worker, n: number): WorkerLease[] {
+  return Array.from({ length: n }, () => worker.acquire());
+}
+
+/** `length` pseudo-random letters; different seeds share no prefix beyond chance. */
+function essay(seed: number, length = 400): string {
+  let state = (seed * 2_654_435_761) >>> 0 || 1;
+  let out = '';
+  for (let i = 0; i < length; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    out += String.fromCharCode(97 + ((state >>> 0) % 26));
+  }
+  return out;
+}
+
+describe('cache_aware: prefix affinity', () => {
+  it('sends the same text twice to the same worker, and counts a hit the second time', async () => {
+    const { workers } = await fleet(4);
+    const policy = createPolicy('cache_aware');
+    const text = essay(1);
+
+    const first = policy.select(workers, { text });
+    const second = policy.select(workers, { text });
+
+    expect(second).toBe(first);
+    expect(policy.stats().reasons).toMatchObject({ cache_miss: 1, cache_hit: 1 });
+  });
+
+  it('sends a prefix of a routed text to the same worker', async () => {
+    const { workers } = await fleet(4);
+    const policy = createPolicy('cache_aware');
+    const text = essay(2);
+    const owner = policy.select(workers, { text });
+    // Other traffic makes the owner busier than the rest, but within the balance thresholds.
+    for (let i = 0; i < 3; i++) policy.select(workers, { text: essay(10 + i) });
+
+    expect(policy.select(workers, { text: text.slice(0, 300) })).toBe(owner);
+  });
+
+  it('follows a continuation of a conversation (the old prompt is a prefix of the new one)', async () => {
+    const { workers } = await fleet(8);
+    const policy = createPolicy('cache_aware');
+    const turns = [essay(3)];
+    const owner = policy.select(workers, { text: turns[0]! });
+    for (let t = 1; t < 5; t++) {
+      turns.push(`${turns[t - 1]} user: question ${t}? assistant: answer ${t}.`);
+      expect(policy.select(workers, { text: turns[t]! })).toBe(owner);
+    }
+  });
+
+  it('spreads unrelated prompts to the least-loaded worker (ties: fewer processed, then position)', async () => {
+    const { workers } = await fleet(3);
+    const policy = createPolicy('cache_aware');
+
+    const picks = [0, 1, 2, 3, 4, 5].map((i) =>
+      workers.indexOf(policy.select(workers, { text: essay(100 + i) })!),
+    );
+
+    expect(picks).toEqual([0, 1, 2, 0, 1, 2]);
+  });
+
+  it('keeps one tree per request.model: the same text for two models is matched separately', async () => {
+    const { workers } = await fleet(2);
+    const policy = createPolicy('cache_aware');
+    const text = essay(4);
+    policy.select(workers, { text, model: 'a' });
+
+    policy.select(workers, { text, model: 'b' });
+
+    expect(policy.stats().reasons).toMatchObject({ cache_miss: 2, cache_hit: 0 });
+    expect(
+      policy
+        .stats()
+        .trees.map((t) => t.model)
+        .sort(),
+    ).toEqual(['a', 'b']);
+  });
+
+  it('a match below cacheThreshold of the request is a miss', async () => {
+    const { workers } = await fleet(4);
+    const policy = createPolicy('cache_aware', { cacheThreshold: 0.5 });
+    const head = essay(5, 100);
+    policy.select(workers, { text: head });
+
+    policy.select(workers, { text: `${head}${essay(6, 300)}` }); // 100 / 400 = 0.25 matched
+
+    expect(policy.stats().reasons).toMatchObject({ cache_hit: 0, cache_miss: 2 });
+  });
+});
+
+describe('cache_aware: escapes', () => {
+  it('imbalance (abs 5, rel 2; loads 20 vs 0) always goes to the idle worker', async () => {
+    const { workers } = await fleet(2);
+    const policy = createPolicy('cache_aware', { balanceAbsThreshold: 5, balanceRelThreshold: 2 });
+    const text = essay(7);
+    const owner = policy.select(workers, { text })!;
+    const idle = workers.find((w) => w !== owner)!;
+    const leases = load(owner, 20);
+
+    for (let i = 0; i < 10; i++) expect(policy.select(workers, { text })).toBe(idle);
+
+    expect(policy.stats().reasons.imbalanced).toBe(10);
+    for (const lease of leases) lease.release();
+  });
+
+  it('the imbalanced request is inserted for the worker it went to', async () => {
+    const { workers } = await fleet(2);
+    const policy = createPolicy('cache_aware', { balanceAbsThreshold: 5, balanceRelThreshold: 2 });
+    const text = essay(8);
+    const owner = policy.select(workers, { text })!;
+    const idle = workers.find((w) => w !== owner)!;
+    const leases = load(owner, 20);
+    policy.select(workers, { text });
+    for (const lease of leases) lease.release();
+
+    const tree = CacheAwarePolicy.treeOf(policy, '', 'text')!;
+    expect(tree.sizeOf(idle.url)).toBe(text.length);
+  });
+
+  it('KV usage: uniform high usage does not fire the spread trigger', async () => {
+    const { workers } = await fleet(3);
+    const policy = createPolicy('cache_aware', { kvUsageSpreadThreshold: 0.5, clock: () => 0 });
+    policy.updateLoads(new Map(workers.map((w) => [w.url, { tokenUsage: 0.92 }])));
+    const text = essay(9);
+    const owner = policy.select(workers, { text });
+
+    expect(policy.select(workers, { text })).toBe(owner);
+    expect(policy.stats().reasons.imbalanced).toBe(0);
+  });
+
+  it('KV usage: one hot worker with the rest idle fires through the spread', async () => {
+    const { workers } = await fleet(3);
+    const policy = createPolicy('cache_aware', { kvUsageSpreadThreshold: 0.5, clock: () => 0 });
+    const text = essay(10);
+    const owner = policy.select(workers, { text })!;
+    policy.updateLoads(
+      new Map(workers.map((w) => [w.url, { tokenUsage: w === owner ? 0.9 : 0.05 }])),
+    );
+
+    expect(policy.select(workers, { text })).not.toBe(owner);
+    expect(policy.stats().reasons.imbalanced).toBe(1);
+  });
+
+  it('KV usage: the overload ceiling fires below the spread', async () => {
+    const { workers } = await fleet(3);
+    const policy = createPolicy('cache_aware', {
+      kvUsageSpreadThreshold: 0.5,
+      kvUsageCeiling: 0.95,
+      clock: () => 0,
+    });
+    const text = essay(11);
+    const owner = policy.select(workers, { text })!;
+    policy.updateLoads(
+      new Map(workers.map((w) => [w.url, { tokenUsage: w === owner ? 0.97 : 0.9 }])),
+    );
+
+    expect(policy.select(workers, { text })).not.toBe(owner);
+    expect(policy.stats().reasons.imbalanced).toBe(1);
+  });
+
+  it('KV usage triggers are off by default', async () => {
+    const { workers } = await fleet(2);
+    const policy = createPolicy('cache_aware', { clock: () => 0 });
+    const text = essay(12);
+    const owner = policy.select(workers, { text })!;
+    policy.updateLoads(new Map(workers.map((w) => [w.url, { tokenUsage: w === owner ? 1 : 0 }])));
+
+    expect(policy.select(workers, { text })).toBe(owner);
+  });
+});
+
+describe('cache_aware: failures and removal', () => {
+  it('a circuit-broken match goes to the least-loaded worker (stale_match), not to the first worker', async () => {
+    const { workers } = await fleet(3);
+    const policy = createPolicy('cache_aware');
+    const text = essay(13);
+    const owner = policy.select(workers, { text })!;
+    const leases = load(workers[0] === owner ? workers[1]! : workers[0]!, 1); // the first other worker is busier
+    expect(owner).toBeDefined();
+    owner.circuitBreaker.forceOpen();
+
+    const chosen = policy.select(workers, { text })!;
+
+    const expected = workers.filter((w) => w !== owner).sort((a, b) => a.load - b.load)[0];
+    expect(chosen).toBe(expected);
+    expect(policy.stats().reasons.stale_match).toBe(1);
+    expect(CacheAwarePolicy.treeOf(policy, '', 'text')!.sizeOf(chosen.url)).toBe(text.length);
+    for (const lease of leases) lease.release();
+  });
+
+  it('a match whose worker is not among the candidates is stale', async () => {
+    const { workers } = await fleet(3);
+    const policy = createPolicy('cache_aware');
+    const text = essay(14);
+    const owner = policy.select(workers, { text })!;
+
+    const chosen = policy.select(
+      workers.filter((w) => w !== owner),
+      { text },
+    );
+
+    expect(chosen).not.toBe(owner);
+    expect(policy.stats().reasons.stale_match).toBe(1);
+  });
+
+  it('a removed worker is never chosen and its entries are gone', async () => {
+    const { registry, workers } = await fleet(3);
+    const policy = createPolicy('cache_aware');
+    const texts = [0, 1, 2, 3, 4, 5].map((i) => essay(20 + i));
+    const owners = texts.map((text) => policy.select(workers, { text })!);
+    const gone = owners[0]!;
+    await registry.remove(gone.id);
+    policy.removeWorker(gone.url);
+
+    const tree = CacheAwarePolicy.treeOf(policy, '', 'text')!;
+    expect(tree.sizeOf(gone.url)).toBe(0);
+    expect(tree.idOf(gone.url)).toBe(-1);
+    for (const text of texts) expect(policy.select(workers, { text })).not.toBe(gone);
+  });
+});
+
+describe('cache_aware: token requests', () => {
+  const tokens = (seed: number, n: number) =>
+    Array.from({ length: n }, (_, i) => (seed * 1000 + i) % 50_000);
+
+  it('token requests shorter than one page match nothing and store nothing', async () => {
+    const { workers } = await fleet(2);
+    const policy = createPolicy('cache_aware', { pageSize: 16 });
+
+    policy.select(workers, { tokens: tokens(1, 15) });
+    policy.select(workers, { tokens: tokens(1, 15) });
+
+    expect(policy.stats().reasons).toMatchObject({ cache_hit: 0, cache_miss: 2 });
+    expect(CacheAwarePolicy.treeOf(policy, '', 'tokens')?.nodeCount ?? 1).toBe(1);
+  });
+
+  it('requests sharing full pages stick; a partial trailing page never matches', async () => {
+    const { workers } = await fleet(4);
+    const policy = createPolicy('cache_aware', { pageSize: 4, cacheThreshold: 0.5 });
+    const owner = policy.select(workers, { tokens: tokens(2, 40) })!;
+
+    expect(policy.select(workers, { tokens: [...tokens(2, 40), 9, 9] })).toBe(owner); // 2 extra: partial page
+    expect(policy.stats().reasons.cache_hit).toBe(1);
+    expect(CacheAwarePolicy.treeOf(policy, '', 'tokens')!.sizeOf(owner.url)).toBe(40);
+  });
+
+  it('tokens win over text when a request has both', async () => {
+    const { workers } = await fleet(2);
+    const policy = createPolicy('cache_aware');
+    policy.select(workers, { tokens: tokens(3, 64), text: 'ignored' });
+
+    expect(CacheAwarePolicy.treeOf(policy, '', 'text')).toBeUndefined();
+    expect(CacheAwarePolicy.treeOf(policy, '', 'tokens')!.nodeCount).toBe(2);
+  });
+});
+
+describe('cache_aware: event-driven mode', () => {
+  const prompt = Array.from({ length: 64 }, (_, i) => 500 + i); // 4 blocks of 16
+
+  async function eventFleet() {
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    for (let i = 0; i < 4; i++)
+      await registry.register({ url: `http://kv${i}:8000`, models: ['m'] });
+    const workers = registry.getByModel('m');
+    const policy = createPolicy('cache_aware');
+    return { workers, policy, hashes: blockHashes(prompt) };
+  }
+
+  it('the worker holding the most consecutive prefix blocks wins', async () => {
+    const { workers, policy, hashes } = await eventFleet();
+    policy.applyKvEvents(workers[0]!.url, [
+      { type: 'stored', model: 'm', hashes: hashes.slice(0, 1) },
+    ]);
+    policy.applyKvEvents(workers[1]!.url, [
+      { type: 'stored', model: 'm', hashes: hashes.slice(0, 3) },
+    ]);
+    policy.applyKvEvents(workers[2]!.url, [
+      { type: 'stored', model: 'm', hashes: [hashes[0]!, hashes[2]!, hashes[3]!] },
+    ]);
+
+    expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(workers[1]);
+    expect(policy.stats().reasons.event_overlap).toBe(1);
+  });
+
+  it('equal overlap: the lower load wins, then the smaller block count', async () => {
+    const { workers, policy, hashes } = await eventFleet();
+    const other = blockHashes(prompt.map((t) => t + 1));
+    policy.applyKvEvents(workers[0]!.url, [
+      { type: 'stored', model: 'm', hashes: hashes.slice(0, 2) },
+    ]);
+    policy.applyKvEvents(workers[1]!.url, [
+      { type: 'stored', model: 'm', hashes: [...hashes.slice(0, 2), ...other] },
+    ]);
+    policy.applyKvEvents(workers[2]!.url, [
+      { type: 'stored', model: 'm', hashes: hashes.slice(0, 2) },
+    ]);
+    const leases = load(workers[0]!, 2);
+
+    // workers 1 and 2 tie on overlap and load; worker 2 holds fewer blocks.
+    expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(workers[2]);
+    leases.push(...load(workers[2]!, 3));
+    expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(workers[1]); // now the lowest load
+    for (const lease of leases) lease.release();
+  });
+
+  it('no overlap goes to the least-loaded worker', async () => {
+    const { workers, policy } = await eventFleet();
+    policy.applyKvEvents(workers[3]!.url, [
+      { type: 'stored', model: 'm', hashes: blockHashes(prompt.map((t) => t * 2)) },
+    ]);
+    const leases = load(workers[0]!, 1);
+
+    expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(workers[1]);
+    expect(policy.stats().reasons.cache_miss).toBe(1);
+    for (const lease of leases) lease.release();
+  });
+
+  it('removed and cleared blocks stop counting', async () => {
+    const { workers, policy, hashes } = await eventFleet();
+    policy.applyKvEvents(workers[2]!.url, [{ type: 'stored', model: 'm', hashes }]);
+    policy.applyKvEvents(workers[3]!.url, [
+      { type: 'stored', model: 'm', hashes: hashes.slice(0, 2) },
+    ]);
+    expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(workers[2]);
+
+    policy.applyKvEvents(workers[2]!.url, [
+      { type: 'removed', model: 'm', hashes: hashes.slice(1) },
+    ]);
+    expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(workers[3]);
+
+    policy.applyKvEvents(workers[3]!.url, [{ type: 'cleared' }]);
+    expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(workers[2]);
+  });
+
+  it('rejects bad events before applying any of them', async () => {
+    const { workers, policy, hashes } = await eventFleet();
+    expect(() =>
+      policy.applyKvEvents(workers[0]!.url, [
+        { type: 'stored', model: 'm', hashes },
+        { type: 'stored', model: 'm', hashes: [-1n] },
+      ]),
+    ).toThrow(/block hash/);
+    expect(policy.stats().eventModels).toEqual([]);
+    expect(() => policy.applyKvEvents(workers[0]!.url, [{ type: 'evicted' } as never])).toThrow(
+      /type/,
+    );
+    expect(() => policy.applyKvEvents('', [])).toThrow(/workerUrl/);
+  });
+});
+
+describe('cache_aware: eviction and lifecycle', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('evict() trims every worker to maxTreeSize, least recently used first', async () => {
+    const { workers } = await fleet(1);
+    const policy = createPolicy('cache_aware', { maxTreeSize: 1_000 });
+    const texts = [0, 1, 2, 3].map((i) => essay(40 + i, 400));
+    for (const text of texts) policy.select(workers, { text });
+
+    policy.evict();
+
+    const tree = CacheAwarePolicy.treeOf(policy, '', 'text')!;
+    expect(tree.sizeOf(workers[0]!.url)).toBeLessThanOrEqual(1_000);
+    expect(tree.match(texts[3]!).matched).toBe(400); // the newest survives
+    expect(tree.match(texts[0]!).matched).toBeLessThan(400);
+  });
+
+  it('a worker past twice its budget is evicted at once, between timer runs', async () => {
+    const { workers } = await fleet(1);
+    const policy = createPolicy('cache_aware', { maxTreeSize: 500 });
+    for (let i = 0; i < 10; i++) policy.select(workers, { text: essay(60 + i, 400) });
+
+    expect(
+      CacheAwarePolicy.treeOf(policy, '', 'text')!.sizeOf(workers[0]!.url),
+    ).toBeLessThanOrEqual(1_000);
+  });
+
+  it('the eviction timer runs every evictionIntervalMs, is unref’d, and stops at close()', async () => {
+    vi.useFakeTimers();
+    const { workers } = await fleet(1);
+    const policy = createPolicy('cache_aware', { maxTreeSize: 100, evictionIntervalMs: 1_000 });
+    const unref = vi.spyOn(globalThis, 'setInterval');
+    policy.select(workers, { text: essay(80, 150) });
+    expect(unref).toHaveBeenCalledTimes(1);
+    const tree = CacheAwarePolicy.treeOf(policy, '', 'text')!;
+    expect(tree.sizeOf(workers[0]!.url)).toBe(150);
+
+    vi.advanceTimersByTime(1_000);
+    expect(tree.sizeOf(workers[0]!.url)).toBeLessThanOrEqual(100);
+
+    policy.close();
+    expect(vi.getTimerCount()).toBe(0);
+    expect(policy.select(workers, { text: 'x' })).toBeUndefined();
+    unref.mockRestore();
+  });
+
+  it('reset() forgets trees, block data and counters', async () => {
+    const { workers } = await fleet(2);
+    const policy = createPolicy('cache_aware');
+    policy.select(workers, { text: essay(90) });
+    policy.applyKvEvents(workers[0]!.url, [{ type: 'stored', hashes: [1n] }]);
+
+    policy.reset();
+
+    expect(policy.stats()).toEqual({
+      reasons: { cache_hit: 0, cache_miss: 0, imbalanced: 0, stale_match: 0, event_overlap: 0 },
+      trees: [],
+      eventModels: [],
+    });
+  });
+});
