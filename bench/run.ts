@@ -25,6 +25,7 @@ const BENCHMARKS = [
   'registry-reads-alloc',
   'registry-scan',
   'policy-select',
+  'cache-aware',
 ];
 
 /** The commit under test, and whether src/ differs from it (figures then describe local edits). */

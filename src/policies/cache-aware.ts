@@ -11,9 +11,10 @@ import { RadixTree } from '../cache/radix-tree.js';
 import { TEXT_KEYS, tokenKeys } from '../cache/tree-keys.js';
 import { loadedHasher } from '../core/hash.js';
 import { fail, readInteger, readNumber } from '../core/options.js';
+import { loadBoundsOf } from '../workers/load-counter.js';
 import type { Worker } from '../workers/worker.js';
 import type { LoadReport, Policy, SelectRequest } from './policy.js';
-import { CacheAwareScan } from './support/cache-aware-scan.js';
+import { CacheAwareScan, isImbalanced } from './support/cache-aware-scan.js';
 import { type CommonPolicyConfig, readClock, readConfig } from './support/config.js';
 import { LoadTable } from './support/load-table.js';
 import { isWorkerList, pick } from './support/sampling.js';
@@ -140,6 +141,10 @@ export class CacheAwarePolicy implements Policy {
   readonly #models = new Map<string, ModelCache>();
   readonly #reasons = new Float64Array(REASONS.length);
   #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #bounds = new Float64Array(3);
+  /** Whether this selection ran the pass, and what it found. */
+  #passed = false;
+  #available = false;
   #closed = false;
   #blockHi = new Uint32Array(64);
   #blockLo = new Uint32Array(64);
@@ -217,9 +222,8 @@ export class CacheAwarePolicy implements Policy {
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
     if (!isWorkerList(workers) || workers.length === 0 || this.#closed) return undefined;
     const scan = this.#scan;
-    const reports =
-      scan.kvTriggers && this.#loads.size > 0 ? this.#loads.alignedTo(workers) : undefined;
-    if (!scan.run(workers, reports, this.#loads)) return undefined;
+    scan.begin(workers.length);
+    this.#passed = false;
     const req = typeof request === 'object' && request !== null ? request : undefined;
     const tokens = readTokens(req?.tokens);
     const text =
@@ -228,39 +232,47 @@ export class CacheAwarePolicy implements Policy {
         : undefined;
     const model = typeof req?.model === 'string' ? req.model : '';
 
-    if (scan.imbalanced(this.#absThreshold, this.#relThreshold)) {
-      return this.#finish(workers, scan.leastLoaded, IMBALANCED, model, tokens, text);
+    // The imbalance check: O(1) from the registry's load histograms for its own arrays (when no
+    // KV-usage trigger needs the reports); otherwise from the pass over the candidates.
+    const bounds = this.#bounds;
+    let imbalanced: boolean;
+    if (!scan.kvTriggers && loadBoundsOf(workers, bounds) && bounds[2]! > 0) {
+      imbalanced = isImbalanced(bounds[0]!, bounds[1]!, this.#absThreshold, this.#relThreshold);
+    } else {
+      if (!this.#pass(workers)) return undefined;
+      imbalanced = scan.imbalanced(this.#absThreshold, this.#relThreshold);
     }
+    if (imbalanced) return this.#leastLoaded(workers, IMBALANCED, model, tokens, text);
+
     const cache = this.#models.get(model);
     const events = cache?.events;
     if (events !== undefined && !events.empty && tokens !== undefined) {
+      if (!this.#pass(workers)) return undefined;
       const best = this.#bestOverlap(workers, events, tokens);
       return best >= 0
-        ? this.#finish(workers, best, OVERLAP, model, undefined, undefined)
-        : this.#finish(workers, scan.leastLoaded, MISS, model, undefined, undefined);
+        ? this.#count(workers, best, OVERLAP)
+        : this.#count(workers, scan.leastLoaded, MISS);
     }
     if (tokens === undefined && text === undefined)
-      return this.#count(workers, scan.leastLoaded, MISS);
-    const tree = tokens !== undefined ? this.#tokenTree(model) : this.#textTree(model);
+      return this.#leastLoaded(workers, MISS, model, undefined, undefined);
+    const tree = (
+      tokens !== undefined ? this.#tokenTree(model) : this.#textTree(model)
+    ) as RadixTree<unknown, unknown>;
     const key = (tokens ?? text)!;
-    const match = (tree as RadixTree<unknown, unknown>).match(key);
-    let chosen = scan.leastLoaded;
+    const match = tree.match(key);
+    if (match.length === 0) return this.#leastLoaded(workers, MISS, model, undefined, undefined);
+    let chosen = -1;
     let reason = MISS;
-    if (match.length > 0 && match.matched / match.length > this.#threshold) {
-      const holder = scan.leastLoadedOf(
-        workers,
-        match.node.tenants.keys(),
-        tree as RadixTree<unknown, unknown>,
-      );
-      if (holder >= 0) {
-        chosen = holder;
-        reason = HIT;
-      } else {
-        reason = STALE;
-      }
+    if (match.matched / match.length > this.#threshold) {
+      // The cache-hit path reads only the holders of the match.
+      chosen = scan.leastLoadedOf(workers, match.node.tenants.keys(), tree);
+      reason = chosen >= 0 ? HIT : STALE;
     }
-    if (match.length > 0)
-      this.#insert(tree as RadixTree<unknown, unknown>, key, workers[chosen]!.url);
+    if (chosen < 0) {
+      if (!this.#pass(workers)) return undefined;
+      chosen = scan.leastLoaded;
+    }
+    this.#insert(tree, key, workers[chosen]!.url);
     return this.#count(workers, chosen, reason);
   }
 
@@ -367,14 +379,27 @@ export class CacheAwarePolicy implements Policy {
       | undefined;
   }
 
-  #finish(
+  /** The pass over every candidate, once per selection. @returns whether any is available. */
+  #pass(workers: readonly Worker[]): boolean {
+    if (!this.#passed) {
+      const reports =
+        this.#scan.kvTriggers && this.#loads.size > 0 ? this.#loads.alignedTo(workers) : undefined;
+      this.#available = this.#scan.run(workers, reports, this.#loads);
+      this.#passed = true;
+    }
+    return this.#available;
+  }
+
+  /** The least-loaded worker, with the request inserted for it (when it has a key). */
+  #leastLoaded(
     workers: readonly Worker[],
-    index: number,
     reason: number,
     model: string,
     tokens: ArrayLike<number> | undefined,
     text: string | undefined,
   ): Worker | undefined {
+    if (!this.#pass(workers)) return undefined;
+    const index = this.#scan.leastLoaded;
     if (tokens !== undefined || text !== undefined) {
       const tree = (
         tokens !== undefined ? this.#tokenTree(model) : this.#textTree(model)

@@ -67,7 +67,7 @@ export class WorkerLease {
     const rt = this.#runtime;
     if (rt === undefined) return false;
     this.#runtime = undefined;
-    if (rt.load > 0) rt.load--;
+    rt.addLoad(-1);
     // The group totals the lease was counted in, even if the worker changed groups since.
     const counters = this.#counters;
     for (let i = 0; i < counters.length; i++)

@@ -76,17 +76,16 @@ export class WorkerRuntime {
   #status: WorkerStatus;
   #live = true;
   #breaker: CircuitBreaker;
+  #breakerClosed = true;
+  #load = 0;
+  #counters: readonly LoadCounter[] = NO_COUNTERS;
+  // Where this worker is counted in its groups' load histograms: the level (its load, or -1 when
+  // it is not available) and the groups, so a change moves it exactly once.
+  #histLevel = -1;
+  #histGroups: readonly LoadCounter[] = NO_COUNTERS;
   /** `live && status === 'ready'`, kept by the setters so hot paths read one field. */
   routable: boolean;
-  /**
-   * Mirror of `breaker.state === 'closed'`, kept by the breaker itself, so the common case of an
-   * availability check never touches the breaker object (one cache miss less per candidate).
-   */
-  breakerClosed = true;
-  load = 0;
   processed = 0;
-  /** The group totals this worker's leases count in (set by the registry's index). */
-  counters: readonly LoadCounter[] = NO_COUNTERS;
 
   constructor(status: WorkerStatus, breaker: CircuitBreaker) {
     this.#status = status;
@@ -106,6 +105,19 @@ export class WorkerRuntime {
     breaker.mirrorInto(this);
   }
 
+  /**
+   * Mirror of `breaker.state === 'closed'`, kept by the breaker itself, so the common case of an
+   * availability check never touches the breaker object (one cache miss less per candidate).
+   */
+  get breakerClosed(): boolean {
+    return this.#breakerClosed;
+  }
+
+  set breakerClosed(closed: boolean) {
+    this.#breakerClosed = closed;
+    this.#resync();
+  }
+
   get status(): WorkerStatus {
     return this.#status;
   }
@@ -114,6 +126,7 @@ export class WorkerRuntime {
     if (to !== this.#status) healthEpoch++;
     this.#status = to;
     this.routable = this.#live && to === 'ready';
+    this.#resync();
   }
 
   get live(): boolean {
@@ -124,11 +137,48 @@ export class WorkerRuntime {
     if (value !== this.#live) healthEpoch++;
     this.#live = value;
     this.routable = value && this.#status === 'ready';
+    this.#resync();
+  }
+
+  /** Requests in flight. */
+  get load(): number {
+    return this.#load;
+  }
+
+  /** Changes the in-flight count by `delta` (never below zero). */
+  addLoad(delta: number): void {
+    const next = this.#load + delta;
+    this.#load = next > 0 ? next : 0;
+    this.#resync();
+  }
+
+  /** The groups this worker belongs to (set by the registry's index). */
+  get counters(): readonly LoadCounter[] {
+    return this.#counters;
+  }
+
+  set counters(counters: readonly LoadCounter[]) {
+    this.#counters = counters;
+    this.#resync();
   }
 
   /** Whether the breaker admits a request: the mirror first, the breaker only when not closed. */
   canExecute(): boolean {
-    return this.breakerClosed || this.#breaker.canExecute();
+    return this.#breakerClosed || this.#breaker.canExecute();
+  }
+
+  /** Moves this worker to its current level in its current groups' load histograms. */
+  #resync(): void {
+    const level = this.routable && this.#breakerClosed ? this.#load : -1;
+    const groups = this.#counters;
+    if (level === this.#histLevel && groups === this.#histGroups) return;
+    if (this.#histLevel >= 0) {
+      for (let i = 0; i < this.#histGroups.length; i++)
+        this.#histGroups[i]!.histogram.remove(this.#histLevel);
+    }
+    if (level >= 0) for (let i = 0; i < groups.length; i++) groups[i]!.histogram.add(level);
+    this.#histLevel = level;
+    this.#histGroups = groups;
   }
 }
 
@@ -289,7 +339,7 @@ export class Worker {
    */
   acquire(): WorkerLease {
     const rt = this.#runtime;
-    rt.load++;
+    rt.addLoad(1);
     const counters = rt.counters;
     for (let i = 0; i < counters.length; i++) counters[i]!.inFlight++;
     const breaker = rt.breaker;

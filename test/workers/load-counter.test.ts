@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Worker, type WorkerLease, WorkerRegistry } from '../../src/index.js';
-import { totalLoadOf } from '../../src/workers/load-counter.js';
+import { loadBoundsOf, totalLoadOf } from '../../src/workers/load-counter.js';
 import { runs } from '../helpers/fc-settings.js';
 
 type Op =
@@ -106,5 +106,81 @@ describe('group in-flight totals', () => {
 
     expect(totalLoadOf([a, b])).toBe(3);
     expect(totalLoadOf([b])).toBe(2);
+  });
+});
+
+describe('group load histograms', () => {
+  type HOp =
+    | { kind: 'register'; url: number; models: string[] }
+    | { kind: 'acquire'; worker: number }
+    | { kind: 'release'; lease: number }
+    | { kind: 'replace'; worker: number; models: string[] }
+    | { kind: 'remove'; worker: number }
+    | { kind: 'status'; worker: number; ready: boolean }
+    | { kind: 'breaker'; worker: number; open: boolean };
+  const ops: fc.Arbitrary<HOp> = fc.oneof(
+    fc.record({ kind: fc.constant('register' as const), url: fc.nat({ max: 7 }), models }),
+    fc.record({ kind: fc.constant('acquire' as const), worker: fc.nat() }),
+    fc.record({ kind: fc.constant('acquire' as const), worker: fc.nat() }),
+    fc.record({ kind: fc.constant('release' as const), lease: fc.nat() }),
+    fc.record({ kind: fc.constant('replace' as const), worker: fc.nat(), models }),
+    fc.record({ kind: fc.constant('remove' as const), worker: fc.nat() }),
+    fc.record({ kind: fc.constant('status' as const), worker: fc.nat(), ready: fc.boolean() }),
+    fc.record({ kind: fc.constant('breaker' as const), worker: fc.nat(), open: fc.boolean() }),
+  );
+
+  it('give every registry array the lowest and highest in-flight count of its available workers, at every step', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(ops, { maxLength: 60 }), async (list) => {
+        const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+        const leases: WorkerLease[] = [];
+        const out = new Float64Array(3);
+        const at = <T>(xs: readonly T[], i: number): T | undefined =>
+          xs.length === 0 ? undefined : xs[i % xs.length];
+        for (const op of list) {
+          const all = registry.getAll();
+          const worker = 'worker' in op ? at(all, op.worker) : undefined;
+          if (op.kind === 'register') {
+            const url = `http://h${op.url}:1`;
+            if (registry.getByUrl(url) === undefined)
+              await registry.register({ url, models: op.models });
+          } else if (op.kind === 'acquire') {
+            if (worker !== undefined) leases.push(worker.acquire());
+          } else if (op.kind === 'release') {
+            at(leases, op.lease)?.release();
+          } else if (op.kind === 'replace') {
+            if (worker !== undefined)
+              await registry.replace(worker.id, { url: worker.url, models: op.models });
+          } else if (op.kind === 'remove') {
+            if (worker !== undefined) await registry.remove(worker.id);
+          } else if (op.kind === 'status') {
+            if (worker !== undefined)
+              await registry.transitionStatus(worker.id, op.ready ? 'ready' : 'not_ready');
+          } else if (worker !== undefined) {
+            if (op.open) worker.circuitBreaker.forceOpen();
+            else worker.circuitBreaker.reset();
+          }
+          for (const workers of groups(registry)) {
+            if (workers.length === 0) continue; // the shared empty array: nothing to bound
+            expect(loadBoundsOf(workers, out)).toBe(true);
+            const loads = workers
+              .filter((w) => w.status === 'ready' && w.circuitBreaker.state === 'closed')
+              .map((w) => w.load);
+            expect(out[2]).toBe(loads.length);
+            if (loads.length > 0) {
+              expect(out[0]).toBe(Math.min(...loads));
+              expect(out[1]).toBe(Math.max(...loads));
+            }
+          }
+        }
+      }),
+      runs(200, 1000),
+    );
+  });
+
+  it('report nothing for a list the registry did not hand out', async () => {
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    const a = await registry.register({ url: 'http://a:1' });
+    expect(loadBoundsOf([a], new Float64Array(3))).toBe(false);
   });
 });

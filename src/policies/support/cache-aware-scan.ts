@@ -1,8 +1,8 @@
 /**
- * The per-request candidate pass of `cache_aware`, and the choices made from what it stored:
- * the least-loaded worker, the least-loaded holder of a matched prefix, and the best holder of
- * engine KV blocks. Each candidate's state is read once, in the pass; everything after reads the
- * scratch arrays.
+ * The candidate reads of `cache_aware`, and the choices made from them: the least-loaded worker,
+ * the least-loaded holder of a matched prefix, and the best holder of engine KV blocks. A
+ * selection reads each candidate's state at most once — in a full pass when it needs one, or
+ * only the holders of a match on the cache-hit path — and stores what it read by candidate index.
  *
  * @module
  * @internal
@@ -24,6 +24,9 @@ export class CacheAwareScan {
   #load = new Float64Array(64);
   #processed = new Float64Array(64);
   #active = new Int32Array(64);
+  /** `#readAt[i] === #epoch`: candidate i was read in this selection. */
+  #readAt = new Uint32Array(64);
+  #epoch = 0;
   /** Index of the least-loaded available candidate after `run` (ties: processed, position). */
   leastLoaded = -1;
   #minLoad = 0;
@@ -39,8 +42,18 @@ export class CacheAwareScan {
     this.kvTriggers = !Number.isNaN(spread) || !Number.isNaN(ceiling);
   }
 
+  /** Starts a selection over `n` candidates: none read yet. */
+  begin(n: number): void {
+    if (n > this.#available.length) this.#grow(n);
+    if (++this.#epoch === 0x4000_0000) {
+      this.#readAt.fill(0);
+      this.#epoch = 1;
+    }
+  }
+
   /**
-   * The one pass: reads every candidate once. @returns whether any candidate is available.
+   * The pass over every candidate (one already read in this selection is not read again).
+   * @returns whether any candidate is available.
    */
   run(
     workers: readonly Worker[],
@@ -48,11 +61,8 @@ export class CacheAwareScan {
     table: LoadTable,
   ): boolean {
     const n = workers.length;
-    if (n > this.#available.length) this.#grow(n);
-    const available = this.#available;
     const load = this.#load;
     const processed = this.#processed;
-    const state = scratchState;
     const now = reports === undefined ? 0 : table.now();
     let best = -1;
     let min = 0;
@@ -60,21 +70,15 @@ export class CacheAwareScan {
     let usageMin = Number.POSITIVE_INFINITY;
     let usageMax = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < n; i++) {
-      if (!readState(workers[i])) {
-        available[i] = 0;
-        continue;
-      }
-      available[i] = 1;
-      const l = state.load;
-      load[i] = l;
-      processed[i] = state.processed;
+      if (!this.#read(workers, i)) continue;
+      const l = load[i]!;
       if (best < 0) {
         best = i;
         min = l;
         max = l;
       } else {
         if (l > max) max = l;
-        if (l < min || (l === min && state.processed < processed[best]!)) {
+        if (l < min || (l === min && processed[i]! < processed[best]!)) {
           best = i;
           min = l;
         }
@@ -97,16 +101,14 @@ export class CacheAwareScan {
     return best >= 0;
   }
 
-  /** The fleet is imbalanced (in-flight counts), or a KV-usage trigger fired. */
+  /** After `run`: the fleet is imbalanced (in-flight counts), or a KV-usage trigger fired. */
   imbalanced(abs: number, rel: number): boolean {
-    const min = this.#minLoad;
-    const max = this.#maxLoad;
-    return (max - min > abs && max > rel * min) || this.#kvFired;
+    return isImbalanced(this.#minLoad, this.#maxLoad, abs, rel) || this.#kvFired;
   }
 
   /**
    * The least-loaded available candidate among the tree's tenants `ids` (ties: processed, then
-   * position), or -1 when none of them is an available candidate.
+   * position), or -1 when none of them is an available candidate. Reads only those candidates.
    */
   leastLoadedOf(
     workers: readonly Worker[],
@@ -114,14 +116,13 @@ export class CacheAwareScan {
     tree: RadixTree<unknown, unknown>,
   ): number {
     const index = this.#indexOf(workers);
-    const available = this.#available;
     const load = this.#load;
     const processed = this.#processed;
     let best = -1;
     for (const id of ids) {
       const name = tree.nameOf(id);
       const i = name === undefined ? undefined : index.get(name);
-      if (i === undefined || available[i] === 0) continue;
+      if (i === undefined || !this.#read(workers, i)) continue;
       if (
         best < 0 ||
         load[i]! < load[best]! ||
@@ -135,9 +136,9 @@ export class CacheAwareScan {
   }
 
   /**
-   * The available candidate holding the most consecutive prefix blocks (hashes `hi`/`lo`,
-   * `blocks` of them), ties to the lower load, then fewer blocks held, then position; -1 when no
-   * available candidate holds the first block.
+   * After `run`: the available candidate holding the most consecutive prefix blocks (hashes
+   * `hi`/`lo`, `blocks` of them), ties to the lower load, then fewer blocks held, then position;
+   * -1 when no available candidate holds the first block.
    */
   bestHolders(
     workers: readonly Worker[],
@@ -151,7 +152,6 @@ export class CacheAwareScan {
     if (first === undefined) return -1;
     const index = this.#indexOf(workers);
     const available = this.#available;
-    if (this.#active.length < workers.length) this.#active = new Int32Array(this.#available.length);
     const active = this.#active;
     let count = 0;
     for (const url of first) {
@@ -187,6 +187,20 @@ export class CacheAwareScan {
     return best;
   }
 
+  /** Candidate i's availability, reading its state on first use in this selection. */
+  #read(workers: readonly Worker[], i: number): boolean {
+    if (this.#readAt[i] === this.#epoch) return this.#available[i] === 1;
+    this.#readAt[i] = this.#epoch;
+    if (!readState(workers[i])) {
+      this.#available[i] = 0;
+      return false;
+    }
+    this.#available[i] = 1;
+    this.#load[i] = scratchState.load;
+    this.#processed[i] = scratchState.processed;
+    return true;
+  }
+
   /** URL → position for a candidate list, built once per list (O(n)). */
   #indexOf(workers: readonly Worker[]): Map<string, number> {
     if (workers === this.#lastList && this.#lastIndex !== undefined) return this.#lastIndex;
@@ -211,5 +225,12 @@ export class CacheAwareScan {
     this.#load = new Float64Array(size);
     this.#processed = new Float64Array(size);
     this.#active = new Int32Array(size);
+    this.#readAt = new Uint32Array(size);
+    this.#epoch = 0;
   }
+}
+
+/** @internal `max − min > abs` and `max > rel × min`. */
+export function isImbalanced(min: number, max: number, abs: number, rel: number): boolean {
+  return max - min > abs && max > rel * min;
 }
