@@ -148,7 +148,7 @@ export class WorkerRuntime {
   /** Changes the in-flight count by `delta` (never below zero). */
   addLoad(delta: number): void {
     const next = this.#load + delta;
-    this.#load = next > 0 ? next : 0;
+    this.#load = Math.max(next, 0);
     this.#resync();
   }
 
