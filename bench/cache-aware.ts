@@ -14,7 +14,7 @@
  */
 
 import { RadixTree } from '../src/cache/radix-tree.js';
-import { TEXT_KEYS } from '../src/cache/tree-keys.js';
+import { TEXT_KEYS, tokenKeys } from '../src/cache/tree-keys.js';
 import { CacheAwarePolicy, createPolicy, WorkerRegistry } from '../src/index.js';
 import { seededRandom, workerUrls } from './fixtures.js';
 import { collectGarbage, consume, emit, fmt, timeOps } from './harness.js';
@@ -148,6 +148,48 @@ function memoryRow(): string[] {
   ];
 }
 
+// The same for token trees: 20,000 prompts of 1,024 tokens (768 shared + 256 new), pages of 16.
+function tokenMemoryRow(): string[] {
+  const random = seededRandom(11);
+  const heads = Array.from({ length: PREFIXES }, () =>
+    Array.from({ length: 768 }, () => Math.floor(random() * 128_000)),
+  );
+  const tenants = workerUrls(64);
+  collectGarbage();
+  collectGarbage();
+  // Token labels are typed arrays: their bytes live outside the V8 heap (arrayBuffers).
+  const used = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+  const before = used();
+  const tree = new RadixTree(tokenKeys(16), new Uint32Array(0));
+  for (let i = 0; i < 20_000; i++) {
+    const key = [
+      ...heads[i % PREFIXES]!,
+      ...Array.from({ length: 256 }, () => Math.floor(random() * 128_000)),
+    ];
+    tree.match(key);
+    tree.insert(key, tenants[i % 64]!);
+    if (i % 1_000 === 999) tree.evictAll(100_000);
+  }
+  collectGarbage();
+  collectGarbage();
+  const heap = used() - before;
+  let cached = 0;
+  const stack = [tree.root];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    cached += node.label.length;
+    for (let child of node.children?.values() ?? []) {
+      for (; child !== undefined; child = child.next!) stack.push(child);
+    }
+  }
+  return [
+    fmt(cached / 1e6, 2),
+    fmt(tree.nodeCount, 0),
+    fmt(heap / 2 ** 20, 1),
+    fmt(heap / cached, 2),
+  ];
+}
+
 emit({
   name: 'cache-aware',
   tables: [
@@ -166,6 +208,12 @@ emit({
         'Memory at steady state: 20,000 × 4 KB prompts (3 KB shared + 1 KB new), 64 tenants, 400,000 chars each',
       columns: ['M chars cached', 'nodes', 'heap MiB', 'bytes per cached char'],
       rows: [memoryRow()],
+    },
+    {
+      title:
+        'Memory at steady state: 20,000 × 1,024-token prompts (768 shared + 256 new), 64 tenants, 100,000 tokens each',
+      columns: ['M tokens cached', 'nodes', 'heap + buffers MiB', 'bytes per cached token'],
+      rows: [tokenMemoryRow()],
     },
   ],
   notes: [

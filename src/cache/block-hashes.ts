@@ -39,8 +39,8 @@ export function blockHashHalves(
     view.setUint32(4, hi, true);
     const base = b * pageSize;
     for (let i = 0; i < pageSize; i++) {
-      const t = tokens[base + i] as number;
-      view.setUint32(8 + 4 * i, t >>> 0 === t ? t : 0, true);
+      const t = tokens[base + i];
+      view.setUint32(8 + 4 * i, typeof t === 'number' && t >>> 0 === t ? t : 0, true);
     }
     hasher.hashBytes(bytes);
     hi = hasher.hi;

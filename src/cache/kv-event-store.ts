@@ -48,6 +48,7 @@ export class KvBlockIndex {
   }
 
   store(url: string, keys: readonly number[]): void {
+    if (keys.length === 0) return;
     let held = this.#held.get(url);
     if (held === undefined) {
       held = new Set();
@@ -104,5 +105,8 @@ export function readKvEvent(event: unknown): {
   if (e.type === 'cleared') return { type: e.type, model: e.model, keys: [] };
   if (!Array.isArray(e.hashes))
     throw invalidArgument(`a '${e.type}' KV event needs a hashes array`);
-  return { type: e.type, model: e.model, keys: e.hashes.map(blockKeyOf) };
+  const keys: number[] = [];
+  // An index loop: a hole in the array is a missing hash, not one to skip.
+  for (let i = 0; i < e.hashes.length; i++) keys.push(blockKeyOf(e.hashes[i]));
+  return { type: e.type, model: e.model, keys };
 }

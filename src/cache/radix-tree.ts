@@ -154,10 +154,16 @@ export class RadixTree<K, L> {
    * Cost: O(path) plus a copy of the new suffix.
    */
   insert(key: K, tenant: string): void {
+    if (typeof tenant !== 'string' || tenant.length === 0)
+      throw invalidArgument('tenant must be a non-empty string');
     if (key !== this.#lastKey) this.match(key);
+    const m = this.#match;
+    if (m.length === 0) {
+      this.#lastKey = undefined;
+      return; // nothing usable (a token key shorter than a page): no entry, no tenant
+    }
     const id = this.#idFor(tenant);
     const ops = this.#ops;
-    const m = this.#match;
     const time = ++this.#clock;
     const path = this.#path;
     let depth = this.#pathLength;
@@ -189,6 +195,7 @@ export class RadixTree<K, L> {
    * @returns units evicted.
    */
   evict(tenant: string, max: number): number {
+    this.#lastKey = undefined; // nodes of the last match may go
     const id = this.#ids.get(tenant);
     if (id === undefined || this.#sizes[id]! <= max) return 0;
     const leaves = this.#leaves[id]!;
@@ -226,6 +233,7 @@ export class RadixTree<K, L> {
    * @returns units removed.
    */
   removeTenant(tenant: string): number {
+    this.#lastKey = undefined; // nodes of the last match may go
     const id = this.#ids.get(tenant);
     if (id === undefined) return 0;
     const before = this.#sizes[id]!;

@@ -49,7 +49,14 @@ function isLowSurrogate(code: number): boolean {
  * @internal
  */
 export const TEXT_KEYS: KeyOps<string, string> = {
-  usable: (key) => Math.min(key.length, MAX_KEY_UNITS),
+  usable: (key) => {
+    if (key.length <= MAX_KEY_UNITS) return key.length;
+    // Cut before a surrogate pair rather than through it.
+    const last = key.charCodeAt(MAX_KEY_UNITS - 1);
+    return isHighSurrogate(last) && isLowSurrogate(key.charCodeAt(MAX_KEY_UNITS))
+      ? MAX_KEY_UNITS - 1
+      : MAX_KEY_UNITS;
+  },
   labelLength: (label) => label.length,
   childKeyOf: (key, pos) => key.codePointAt(pos) ?? 0,
   childKeyOfLabel: (label) => label.codePointAt(0) ?? 0,
@@ -58,24 +65,30 @@ export const TEXT_KEYS: KeyOps<string, string> = {
     // String equality is a memcmp for flat strings (≈ 0.03 ns per character, where startsWith and
     // a charCodeAt loop cost 0.4 and 1.7 ns): compare the whole label first, the common case on a
     // shared prefix, then binary-search the mismatch with equality of halves.
-    if (n === label.length && key.slice(pos, pos + n) === label) return n;
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (key.slice(pos + lo, pos + mid) === label.slice(lo, mid)) lo = mid;
-      else hi = mid - 1;
+    let agreed: number;
+    if (n === label.length && key.slice(pos, pos + n) === label) {
+      agreed = n;
+    } else {
+      let lo = 0;
+      let hi = n;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >>> 1;
+        if (key.slice(pos + lo, pos + mid) === label.slice(lo, mid)) lo = mid;
+        else hi = mid - 1;
+      }
+      agreed = lo;
     }
-    // Never split a surrogate pair: back off when the mismatch falls on its second half.
+    // Never split a surrogate pair, of the label or of the key: when the agreement ends right
+    // after a high surrogate that either side continues with a low one, give the high one back.
     if (
-      lo > 0 &&
-      lo < label.length &&
-      isHighSurrogate(label.charCodeAt(lo - 1)) &&
-      isLowSurrogate(label.charCodeAt(lo))
+      agreed > 0 &&
+      isHighSurrogate(label.charCodeAt(agreed - 1)) &&
+      ((agreed < label.length && isLowSurrogate(label.charCodeAt(agreed))) ||
+        (agreed < limit && isLowSurrogate(key.charCodeAt(pos + agreed))))
     ) {
-      lo--;
+      agreed--;
     }
-    return lo;
+    return agreed;
   },
   copy: (key, from, to) => flatCopy(key.slice(from, to)),
   cut: (label, from, to) => flatCopy(label.slice(from, to)),
