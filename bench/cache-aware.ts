@@ -80,6 +80,40 @@ for (const size of SIZES) {
   ]);
 }
 
+// The miss path: 4 KB prompts that share nothing, so every request walks the candidates.
+{
+  const random = seededRandom(99);
+  const unique = Array.from({ length: 4_096 }, () => text(random, 4_096));
+  const us: number[] = [];
+  for (const workers of FLEETS) {
+    const candidates = registries.get(workers)!.getByModel('m');
+    const policy = createPolicy('cache_aware', { maxTreeSize: 4_000_000 });
+    let cursor = 0;
+    const timing = timeOps(
+      (ops) => {
+        let check = 0;
+        for (let i = 0; i < ops; i++) {
+          check +=
+            policy.select(candidates, { model: 'm', text: unique[cursor++ % 4_096]! }) === undefined
+              ? 0
+              : 1;
+          if (cursor % 4_096 === 0) policy.reset();
+        }
+        return check;
+      },
+      { samples: 7, sampleMs: 80 },
+    );
+    us.push(timing.nsPerOp / 1_000);
+    policy.close();
+  }
+  selectRows.push([
+    '4 KB, no reuse (all misses)',
+    fmt(us[0]!, 2),
+    fmt(us[1]!, 2),
+    `${fmt(us[1]! / us[0]!, 2)}×`,
+  ]);
+}
+
 // Insert throughput: match + insert of prompts into a bare tree, one tenant per 1/64 of them.
 const throughputRows: string[][] = [];
 for (const size of SIZES) {

@@ -10,7 +10,7 @@
 import { blockKey } from '../../cache/block-hashes.js';
 import type { KvBlockIndex } from '../../cache/kv-event-store.js';
 import type { RadixTree } from '../../cache/radix-tree.js';
-import type { Worker } from '../../workers/worker.js';
+import { Worker } from '../../workers/worker.js';
 import type { LoadTable, StoredLoad } from './load-table.js';
 import { readState, scratchState } from './sampling.js';
 
@@ -69,16 +69,42 @@ export class CacheAwareScan {
     let max = 0;
     let usageMin = Number.POSITIVE_INFINITY;
     let usageMax = Number.NEGATIVE_INFINITY;
+    const available = this.#available;
+    const readAt = this.#readAt;
+    const epoch = this.#epoch;
     for (let i = 0; i < n; i++) {
-      if (!this.#read(workers, i)) continue;
-      const l = load[i]!;
+      let l: number;
+      let p: number;
+      if (readAt[i] === epoch) {
+        if (available[i] === 0) continue;
+        l = load[i]!;
+        p = processed[i]!;
+      } else {
+        // Inlined read (the pass is the hot loop): the worker's runtime, once.
+        readAt[i] = epoch;
+        const worker = workers[i];
+        if (!(worker instanceof Worker)) {
+          available[i] = 0;
+          continue;
+        }
+        const rt = Worker.runtimeOf(worker);
+        if (!rt.routable || !rt.canExecute()) {
+          available[i] = 0;
+          continue;
+        }
+        available[i] = 1;
+        l = rt.load;
+        p = rt.processed;
+        load[i] = l;
+        processed[i] = p;
+      }
       if (best < 0) {
         best = i;
         min = l;
         max = l;
       } else {
         if (l > max) max = l;
-        if (l < min || (l === min && processed[i]! < processed[best]!)) {
+        if (l < min || (l === min && p < processed[best]!)) {
           best = i;
           min = l;
         }
