@@ -27,6 +27,7 @@ const names: PolicyName[] = [
   'least_load',
   'consistent_hashing',
   'prefix_hash',
+  'cache_aware',
   'manual',
 ];
 for (const name of names) {
