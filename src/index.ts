@@ -97,3 +97,4 @@ export {
 } from './workers/worker-spec.js';
 export type { ConnectionMode, ParsedWorkerUrl } from './workers/worker-url.js';
 export { MAX_URL_LENGTH, parseWorkerUrl } from './workers/worker-url.js';
+export type { Transport } from './transport/transport.js';
