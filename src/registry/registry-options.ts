@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { FleetRouteError } from '../core/errors.js';
 import { fail, readEnum, readInteger, readObject } from '../core/options.js';
 import {
   type CircuitBreakerConfig,
@@ -148,4 +149,22 @@ function warnListenerError(error: unknown, event: WorkerEvent): void {
     `a WorkerEvent listener threw while handling '${event.type}' (seq ${event.seq}): ${String(error)}`,
     { code: 'FLEETROUTE_LISTENER_ERROR' },
   );
+}
+
+/** @internal The `expectedRevision` option of a mutation, validated. */
+export function readExpectedRevision(options: unknown): number | undefined {
+  const o = readObject('options', options);
+  return o.expectedRevision === undefined
+    ? undefined
+    : readInteger('options.expectedRevision', o.expectedRevision, 0, 0, Number.MAX_SAFE_INTEGER);
+}
+
+/** @internal Throws `STALE_REVISION` unless `worker` is at the expected revision. */
+export function checkRevision(worker: Worker, expected: number | undefined): void {
+  if (expected !== undefined && worker.revision !== expected) {
+    throw new FleetRouteError(
+      'STALE_REVISION',
+      `worker ${worker.id} is at revision ${worker.revision}, expected ${expected}`,
+    );
+  }
 }

@@ -5,9 +5,10 @@
  */
 import { FleetRouteError } from '../core/errors.js';
 import { type Hasher, loadHasher } from '../core/hash.js';
-import { describe, fail, readEnum, readInteger, readObject, readString } from '../core/options.js';
+import { describe, fail, readEnum, readString } from '../core/options.js';
 import { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import {
+  type CircuitBreakerConfig,
   type ResolvedCircuitBreakerConfig,
   resolveCircuitBreakerConfig,
   sameCircuitBreakerConfig,
@@ -32,12 +33,14 @@ import {
 import { type ConnectionMode, parseWorkerUrl } from '../workers/worker-url.js';
 import { EventHub, type StreamItem } from './event-hub.js';
 import {
+  checkRevision,
   type EventsOptions,
   type RegisterOrReplaceResult,
   type RegistrySnapshot,
   type RegistryStats,
   type ResolvedRegistryOptions,
   type RevisionOptions,
+  readExpectedRevision,
   resolveRegistryOptions,
   type StatusTransition,
   type WorkerRegistryOptions,
@@ -76,6 +79,7 @@ export class WorkerRegistry {
   readonly #retryConfigs = new Map<string, ResolvedRetryConfig>();
   #nextId = 1;
   #closed = false;
+  #breakerDefaults: ResolvedCircuitBreakerConfig;
 
   // ─── 1. Construction & subscription ─────────────────────────────────────────────────────
 
@@ -85,6 +89,7 @@ export class WorkerRegistry {
    */
   constructor(hasher: Hasher, options: WorkerRegistryOptions = {}, lockHooks?: LockHooks) {
     this.#options = resolveRegistryOptions(options);
+    this.#breakerDefaults = this.#options.circuitBreaker;
     this.#locks = new UrlLocks(lockHooks);
     this.#hub = new EventHub(this.#options.eventBufferSize, this.#options.onListenerError);
     this.#index = new WorkerIndex(hasher, this.#options.virtualNodes);
@@ -349,7 +354,7 @@ export class WorkerRegistry {
     this.#assertOpen();
     const expected = readExpectedRevision(options);
     const resolved = resolveWorkerSpec(spec);
-    const url = this.#urlOf(id);
+    const url = this.#liveOrThrow(id).url;
     if (resolved.url !== url) {
       throw new FleetRouteError(
         'URL_CHANGED',
@@ -383,7 +388,7 @@ export class WorkerRegistry {
     if (status === undefined) fail('status', 'a worker status', status);
     const to = readEnum('status', status, WORKER_STATUSES, 'pending');
     const expected = readExpectedRevision(options);
-    const url = this.#urlOf(id);
+    const url = this.#liveOrThrow(id).url;
     return this.#locks.run(url, () => {
       this.#assertOpen();
       const worker = this.#liveOrThrow(id);
@@ -398,6 +403,28 @@ export class WorkerRegistry {
   }
 
   // ─── 6. Update: config (no event) ──────────────────────────────────────────────────────
+
+  /**
+   * Replaces the breaker settings every worker starts from (under its own `circuitBreaker`
+   * overrides), for current and future workers. A worker whose resolved settings change gets a
+   * new, closed breaker; the others keep theirs. A router applies its `circuitBreaker` option
+   * this way.
+   *
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad field, `CLOSED`.
+   *
+   * Emits: nothing. Locks: none (synchronous). Cost: O(n).
+   */
+  setCircuitBreakerDefaults(config: CircuitBreakerConfig): void {
+    this.#assertOpen();
+    this.#breakerDefaults = resolveCircuitBreakerConfig(config, 'circuitBreaker');
+    for (const worker of this.#index.all()) {
+      const runtime = Worker.runtimeOf(worker);
+      const resolved = this.#breakerConfigFor(Worker.specOf(worker));
+      if (!sameCircuitBreakerConfig(runtime.breaker.config, resolved)) {
+        runtime.breaker = new CircuitBreaker(resolved, this.#options.clock);
+      }
+    }
+  }
 
   /**
    * Sets the retry override for a model that live workers name explicitly. It is dropped when the
@@ -529,21 +556,16 @@ export class WorkerRegistry {
 
   #breakerConfigFor(spec: ResolvedWorkerSpec): ResolvedCircuitBreakerConfig {
     return spec.circuitBreaker === undefined
-      ? this.#options.circuitBreaker
+      ? this.#breakerDefaults
       : resolveCircuitBreakerConfig(
           spec.circuitBreaker,
           'spec.circuitBreaker',
-          this.#options.circuitBreaker,
+          this.#breakerDefaults,
         );
   }
 
   #newId(): string {
     return `worker-${this.#nextId++}`;
-  }
-
-  /** The URL of a live worker (URLs never change for an id), or `NOT_FOUND`. */
-  #urlOf(id: string): string {
-    return this.#liveOrThrow(id).url;
   }
 
   #liveOrThrow(id: string): Worker {
@@ -570,21 +592,5 @@ function tryNormalise(url: string): string | undefined {
     return parseWorkerUrl(url).url;
   } catch {
     return undefined;
-  }
-}
-
-function readExpectedRevision(options: unknown): number | undefined {
-  const o = readObject('options', options);
-  return o.expectedRevision === undefined
-    ? undefined
-    : readInteger('options.expectedRevision', o.expectedRevision, 0, 0, Number.MAX_SAFE_INTEGER);
-}
-
-function checkRevision(worker: Worker, expected: number | undefined): void {
-  if (expected !== undefined && worker.revision !== expected) {
-    throw new FleetRouteError(
-      'STALE_REVISION',
-      `worker ${worker.id} is at revision ${worker.revision}, expected ${expected}`,
-    );
   }
 }

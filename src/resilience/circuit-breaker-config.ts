@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { fail, readBoolean, readInteger, readObject } from '../core/options.js';
+import { fail, readBoolean, readInteger, readNumber, readObject } from '../core/options.js';
 
 /**
  * Circuit-breaker options (durations in milliseconds). Every field is optional; the defaults
@@ -28,10 +28,34 @@ export interface CircuitBreakerConfig {
    * @defaultValue [408, 429, 500, 502, 503, 504]
    */
   readonly failureStatuses?: readonly number[];
+  /**
+   * Also open when, over the last `ms` milliseconds, at least `minRequests` requests were seen
+   * and the share that failed is at least `failureRate` (0 … 1) — for workers that fail often but
+   * not several times in a row. Off by default. Costs two counters per outcome.
+   */
+  readonly window?: CircuitWindowConfig;
 }
 
-/** {@link CircuitBreakerConfig} with every default filled in. @public */
-export type ResolvedCircuitBreakerConfig = Readonly<Required<CircuitBreakerConfig>>;
+/** The failure-rate window of a breaker. @public */
+export interface CircuitWindowConfig {
+  /** Length of the window (ms). */
+  readonly ms: number;
+  /** Requests the window must hold before the rate counts. */
+  readonly minRequests: number;
+  /** Failed share (0 … 1) that opens the breaker. */
+  readonly failureRate: number;
+}
+
+/** {@link CircuitBreakerConfig} with every default filled in (`window` stays optional). @public */
+export interface ResolvedCircuitBreakerConfig {
+  readonly disabled: boolean;
+  readonly failureThreshold: number;
+  readonly successThreshold: number;
+  readonly openMs: number;
+  readonly halfOpenMaxRequests: number;
+  readonly failureStatuses: readonly number[];
+  readonly window: CircuitWindowConfig | undefined;
+}
 
 /** The statuses that count as failures unless configured otherwise. @public */
 export const DEFAULT_FAILURE_STATUSES: readonly number[] = Object.freeze([
@@ -88,6 +112,18 @@ export function resolveCircuitBreakerConfig(
       1_000_000,
     ),
     failureStatuses,
+    window: readWindow(`${field}.window`, o.window, base?.window),
+  });
+}
+
+function readWindow(field: string, value: unknown, base: CircuitWindowConfig | undefined): CircuitWindowConfig | undefined {
+  if (value === undefined) return base;
+  if (value === null || value === false) return undefined;
+  const o = readObject(field, value);
+  return Object.freeze({
+    ms: readInteger(`${field}.ms`, o.ms, base?.ms ?? 60_000, 1, 2_147_483_647),
+    minRequests: readInteger(`${field}.minRequests`, o.minRequests, base?.minRequests ?? 20, 1, 1_000_000_000),
+    failureRate: readNumber(`${field}.failureRate`, o.failureRate, base?.failureRate ?? 0.5, 0, 1),
   });
 }
 
@@ -103,6 +139,9 @@ export function sameCircuitBreakerConfig(
     a.openMs === b.openMs &&
     a.halfOpenMaxRequests === b.halfOpenMaxRequests &&
     a.failureStatuses.length === b.failureStatuses.length &&
-    a.failureStatuses.every((s, i) => s === b.failureStatuses[i])
+    a.failureStatuses.every((s, i) => s === b.failureStatuses[i]) &&
+    a.window?.ms === b.window?.ms &&
+    a.window?.minRequests === b.window?.minRequests &&
+    a.window?.failureRate === b.window?.failureRate
   );
 }

@@ -6,6 +6,7 @@
 
 import type { ResolvedCircuitBreakerConfig } from './circuit-breaker-config.js';
 import type { Clock } from './clock.js';
+import { FailureWindow } from './failure-window.js';
 
 /** A breaker's state. Only `closed` and a half-open breaker with a free trial slot admit requests. @public */
 export type CircuitState = 'closed' | 'open' | 'half_open';
@@ -21,7 +22,9 @@ export interface CircuitBreakerSnapshot {
 /**
  * A worker's circuit breaker.
  *
- * - **closed**: every request passes; `failureThreshold` consecutive failures open it.
+ * - **closed**: every request passes; `failureThreshold` consecutive failures open it, and so
+ *   does, when `window` is configured, a failure rate of at least `window.failureRate` over the
+ *   last `window.ms` with at least `window.minRequests` requests.
  * - **open**: no request passes until `openMs` have elapsed; then the next read of
  *   {@link CircuitBreaker.state} or {@link CircuitBreaker.canExecute} finds it half-open (no timer
  *   per worker: the transition is evaluated lazily from the injected clock).
@@ -44,11 +47,14 @@ export class CircuitBreaker {
   #mirror: { breakerClosed: boolean } | undefined;
   /** +1 each time the breaker turns half-open; tags trial leases so late outcomes are recognised. */
   #generation = 0;
+  readonly #window: FailureWindow | undefined;
+  #observer: ((from: CircuitState, to: CircuitState) => void) | undefined;
 
   /** @internal Breakers are created by the registry with the worker. */
   constructor(config: ResolvedCircuitBreakerConfig, clock: Clock) {
     this.#config = config;
     this.#clock = clock;
+    this.#window = config.window === undefined ? undefined : new FailureWindow(config.window.ms);
   }
 
   /** The resolved configuration. */
@@ -59,10 +65,10 @@ export class CircuitBreaker {
   /** The current state, after applying an elapsed open period. O(1). */
   get state(): CircuitState {
     if (this.#state === 'open' && this.#clock() - this.#openedAt >= this.#config.openMs) {
-      this.#state = 'half_open';
       this.#halfOpenSuccesses = 0;
       this.#trialsInFlight = 0;
       this.#generation++;
+      this.#moveTo('half_open');
     }
     return this.#state;
   }
@@ -84,7 +90,7 @@ export class CircuitBreaker {
       this.#endTrial();
       if (++this.#halfOpenSuccesses >= this.#config.successThreshold) this.#close();
     } else if (state === 'closed') {
-      this.#consecutiveFailures = 0;
+      this.#closedSuccess();
     }
   }
 
@@ -96,7 +102,7 @@ export class CircuitBreaker {
       this.#endTrial();
       this.#open();
     } else if (state === 'closed') {
-      if (++this.#consecutiveFailures >= this.#config.failureThreshold) this.#open();
+      this.#closedFailure();
     }
   }
 
@@ -154,13 +160,43 @@ export class CircuitBreaker {
     if (currentTrial) this.#endTrial();
     if (outcome === 'failure') {
       if (state === 'half_open') this.#open();
-      else if (state === 'closed' && ++this.#consecutiveFailures >= this.#config.failureThreshold)
-        this.#open();
+      else if (state === 'closed') this.#closedFailure();
     } else if (outcome === 'success') {
-      if (state === 'closed') this.#consecutiveFailures = 0;
+      if (state === 'closed') this.#closedSuccess();
       else if (currentTrial && ++this.#halfOpenSuccesses >= this.#config.successThreshold)
         this.#close();
     }
+  }
+
+  /**
+   * @internal Calls `observer(from, to)` on every state change (one observer; the router's
+   * `circuitChanged` event). `undefined` removes it.
+   */
+  observe(observer: ((from: CircuitState, to: CircuitState) => void) | undefined): void {
+    this.#observer = observer;
+  }
+
+  #closedSuccess(): void {
+    this.#consecutiveFailures = 0;
+    this.#window?.record(false, this.#clock());
+  }
+
+  #closedFailure(): void {
+    const window = this.#window;
+    let rateTripped = false;
+    if (window !== undefined) {
+      window.record(true, this.#clock());
+      const w = this.#config.window!;
+      rateTripped = window.total >= w.minRequests && window.failures / window.total >= w.failureRate;
+    }
+    if (++this.#consecutiveFailures >= this.#config.failureThreshold || rateTripped) this.#open();
+  }
+
+  #moveTo(to: CircuitState): void {
+    const from = this.#state;
+    this.#state = to;
+    if (this.#mirror !== undefined) this.#mirror.breakerClosed = to === 'closed';
+    if (from !== to && this.#observer !== undefined) this.#observer(from, to);
   }
 
   #endTrial(): void {
@@ -168,19 +204,19 @@ export class CircuitBreaker {
   }
 
   #open(): void {
-    this.#state = 'open';
-    if (this.#mirror !== undefined) this.#mirror.breakerClosed = false;
     this.#openedAt = this.#clock();
     this.#consecutiveFailures = 0;
     this.#halfOpenSuccesses = 0;
     this.#trialsInFlight = 0;
+    this.#window?.clear();
+    this.#moveTo('open');
   }
 
   #close(): void {
-    this.#state = 'closed';
-    if (this.#mirror !== undefined) this.#mirror.breakerClosed = true;
     this.#consecutiveFailures = 0;
     this.#halfOpenSuccesses = 0;
     this.#trialsInFlight = 0;
+    this.#window?.clear();
+    this.#moveTo('closed');
   }
 }
