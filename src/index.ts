@@ -73,6 +73,7 @@ export type { CircuitBreakerSnapshot, CircuitState } from './resilience/circuit-
 export { CircuitBreaker } from './resilience/circuit-breaker.js';
 export type {
   CircuitBreakerConfig,
+  CircuitWindowConfig,
   ResolvedCircuitBreakerConfig,
 } from './resilience/circuit-breaker-config.js';
 export { DEFAULT_FAILURE_STATUSES } from './resilience/circuit-breaker-config.js';
@@ -82,6 +83,21 @@ export type { HealthConfig, ResolvedHealthConfig } from './resilience/health-con
 export type { ResolvedRetryConfig, RetryConfig } from './resilience/retry-config.js';
 export type { HashRingOptions, RingAccept, RingLoadOf } from './ring/hash-ring.js';
 export { DEFAULT_VIRTUAL_NODES, HashRing } from './ring/hash-ring.js';
+export { backoffDelay } from './router/retry.js';
+export type {
+  AttemptContext,
+  CircuitChangedEvent,
+  LeasePair,
+  RouterEventMap,
+  RouterStats,
+} from './router/router.js';
+export { Router } from './router/router.js';
+export type {
+  LoadPollingConfig,
+  ResolvedLoadPollingConfig,
+  RouterOptions,
+} from './router/router-options.js';
+export type { Transport } from './transport/transport.js';
 export type { LeaseOutcome } from './workers/lease.js';
 export { WorkerLease } from './workers/lease.js';
 export type { RoutingState, WorkerInfo } from './workers/worker.js';
@@ -97,4 +113,3 @@ export {
 } from './workers/worker-spec.js';
 export type { ConnectionMode, ParsedWorkerUrl } from './workers/worker-url.js';
 export { MAX_URL_LENGTH, parseWorkerUrl } from './workers/worker-url.js';
-export type { Transport } from './transport/transport.js';

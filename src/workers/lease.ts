@@ -20,50 +20,37 @@ export interface LeaseOutcome {
 }
 
 /**
- * A request in flight on a worker, from {@link Worker.acquire} (or a router's `select`).
- * `release` decrements the worker's `load` exactly once; later calls do nothing.
- *
- * @public
+ * @internal What a lease must undo when it ends, apart from the lease object, so a finaliser can
+ * end a lease that was garbage-collected without `release()`.
  */
-export class WorkerLease {
-  readonly #worker: Worker;
+export class LeaseState {
+  #runtime: WorkerRuntime | undefined;
   readonly #counters: readonly LoadCounter[];
   readonly #breaker: CircuitBreaker;
   readonly #trial: number;
-  #runtime: WorkerRuntime | undefined;
+  /** The worker's URL, for leak reports. */
+  readonly url: string;
 
-  /** @internal Use {@link Worker.acquire}. */
   constructor(
-    worker: Worker,
     runtime: WorkerRuntime,
     counters: readonly LoadCounter[],
     breaker: CircuitBreaker,
     trial: number,
+    url: string,
   ) {
-    this.#worker = worker;
     this.#runtime = runtime;
     this.#counters = counters;
     this.#breaker = breaker;
     this.#trial = trial;
+    this.url = url;
   }
 
-  /** The worker this lease is on. */
-  get worker(): Worker {
-    return this.#worker;
-  }
-
-  /** Whether `release` has been called. */
-  get released(): boolean {
+  get ended(): boolean {
     return this.#runtime === undefined;
   }
 
-  /**
-   * Ends the lease: the worker's `load` goes down by one, and the outcome, if given, is recorded
-   * in its circuit breaker. O(1).
-   *
-   * @returns `true` the first time, `false` on every later call (which does nothing).
-   */
-  release(outcome?: LeaseOutcome): boolean {
+  /** Ends the lease once. @returns `false` when it had already ended. */
+  end(outcome: LeaseOutcome | undefined): boolean {
     const rt = this.#runtime;
     if (rt === undefined) return false;
     this.#runtime = undefined;
@@ -82,6 +69,48 @@ export class WorkerLease {
       !given ? 'none' : isFailure(outcome, breaker.config.failureStatuses) ? 'failure' : 'success',
     );
     return true;
+  }
+}
+
+/**
+ * A request in flight on a worker, from {@link Worker.acquire} (or a router's `select`).
+ * `release` decrements the worker's `load` exactly once; later calls do nothing.
+ *
+ * @public
+ */
+export class WorkerLease {
+  readonly #worker: Worker;
+  readonly #state: LeaseState;
+
+  /** @internal Use {@link Worker.acquire}. */
+  constructor(worker: Worker, state: LeaseState) {
+    this.#worker = worker;
+    this.#state = state;
+  }
+
+  /** The worker this lease is on. */
+  get worker(): Worker {
+    return this.#worker;
+  }
+
+  /** Whether `release` has been called. */
+  get released(): boolean {
+    return this.#state.ended;
+  }
+
+  /**
+   * Ends the lease: the worker's `load` goes down by one, and the outcome, if given, is recorded
+   * in its circuit breaker. O(1).
+   *
+   * @returns `true` the first time, `false` on every later call (which does nothing).
+   */
+  release(outcome?: LeaseOutcome): boolean {
+    return this.#state.end(outcome);
+  }
+
+  /** @internal The lease's undo record (leak tracking). */
+  static stateOf(lease: WorkerLease): LeaseState {
+    return lease.#state;
   }
 }
 

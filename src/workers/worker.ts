@@ -8,7 +8,7 @@ import type { CircuitBreaker, CircuitBreakerSnapshot } from '../resilience/circu
 import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
 import type { HealthConfig } from '../resilience/health-config.js';
 import type { RetryConfig } from '../resilience/retry-config.js';
-import { WorkerLease } from './lease.js';
+import { LeaseState, WorkerLease } from './lease.js';
 import { type LoadCounter, NO_COUNTERS } from './load-counter.js';
 import type { ResolvedWorkerSpec, RuntimeType, WorkerStatus, WorkerType } from './worker-spec.js';
 import type { ConnectionMode } from './worker-url.js';
@@ -343,7 +343,10 @@ export class Worker {
     const counters = rt.counters;
     for (let i = 0; i < counters.length; i++) counters[i]!.inFlight++;
     const breaker = rt.breaker;
-    return new WorkerLease(this, rt, counters, breaker, breaker.onAcquire());
+    return new WorkerLease(
+      this,
+      new LeaseState(rt, counters, breaker, breaker.onAcquire(), this.#spec.url),
+    );
   }
 
   /** Counts one more request selected for this worker. Policies call it on every pick. O(1). */

@@ -1,0 +1,246 @@
+/**
+ * The health loop: probes every worker on its own schedule through the transport and moves its
+ * status through the state machine.
+ *
+ * @module
+ * @internal
+ */
+import type { WorkerRegistry } from '../registry/worker-registry.js';
+import { type ResolvedHealthConfig, resolveHealthConfig } from '../resilience/health-config.js';
+import type { Transport } from '../transport/transport.js';
+import type { Worker } from '../workers/worker.js';
+import type { WorkerStatus } from '../workers/worker-spec.js';
+import { TaskLimiter } from './task-limiter.js';
+
+/** One worker's probe bookkeeping. */
+interface Probed {
+  readonly id: string;
+  config: ResolvedHealthConfig;
+  successes: number;
+  failures: number;
+  /** +1 on every replace: an answer for an older generation is discarded. */
+  generation: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  controller: AbortController | undefined;
+  stopped: boolean;
+}
+
+/** What the loop reports about its work (for the router's stats). @internal */
+export interface HealthLoopStats {
+  probes: number;
+  failures: number;
+  timeouts: number;
+  transitions: number;
+  discarded: number;
+}
+
+const TERMINAL: ReadonlySet<WorkerStatus> = new Set(['failed', 'draining']);
+
+/**
+ * @internal The state machine, per worker (s = successThreshold, f = failureThreshold):
+ * pending → ready after s consecutive successes, → failed after 10·f consecutive failures;
+ * ready → not_ready after f consecutive failures; not_ready → ready after s successes, → failed
+ * after 3·f consecutive failures. `failed` and `draining` are terminal: probing stops (and a
+ * failed worker is removed when `removeFailed` is set). A probe's answer is applied with the
+ * revision seen when it was launched, so an answer about a replaced worker changes nothing.
+ */
+export class HealthLoop {
+  readonly #registry: WorkerRegistry;
+  readonly #transport: Transport;
+  readonly #config: ResolvedHealthConfig;
+  readonly #limiter: TaskLimiter;
+  readonly #workers = new Map<string, Probed>();
+  readonly #pending = new Set<Promise<unknown>>();
+  readonly stats: HealthLoopStats = {
+    probes: 0,
+    failures: 0,
+    timeouts: 0,
+    transitions: 0,
+    discarded: 0,
+  };
+  #closed = false;
+
+  constructor(
+    registry: WorkerRegistry,
+    transport: Transport,
+    config: ResolvedHealthConfig,
+    maxInFlight: number,
+  ) {
+    this.#registry = registry;
+    this.#transport = transport;
+    this.#config = config;
+    this.#limiter = new TaskLimiter(maxInFlight);
+  }
+
+  /** Workers being probed. */
+  get size(): number {
+    return this.#workers.size;
+  }
+
+  /** Starts (or restarts, after a replace) probing a worker, with a probe right away. */
+  track(worker: Worker): void {
+    if (this.#closed) return;
+    let probed = this.#workers.get(worker.id);
+    if (probed === undefined) {
+      probed = {
+        id: worker.id,
+        config: this.#configFor(worker),
+        successes: 0,
+        failures: 0,
+        generation: 0,
+        timer: undefined,
+        controller: undefined,
+        stopped: false,
+      };
+      this.#workers.set(worker.id, probed);
+    } else {
+      // A replace: forget the counts, discard the answer in flight, probe the new revision now.
+      probed.generation++;
+      probed.successes = 0;
+      probed.failures = 0;
+      probed.config = this.#configFor(worker);
+      probed.controller?.abort();
+      probed.stopped = false;
+    }
+    if (TERMINAL.has(worker.status)) {
+      this.#stop(probed);
+      return;
+    }
+    this.#schedule(probed, 0);
+  }
+
+  /** Stops probing a worker (removed, or terminal). */
+  untrack(id: string): void {
+    const probed = this.#workers.get(id);
+    if (probed === undefined) return;
+    this.#stop(probed);
+    this.#workers.delete(id);
+  }
+
+  /** A status set from outside: terminal statuses stop the probes. */
+  statusChanged(worker: Worker): void {
+    const probed = this.#workers.get(worker.id);
+    if (probed !== undefined && TERMINAL.has(worker.status)) this.#stop(probed);
+  }
+
+  /** Stops every timer and aborts every probe. Probes that ignore the abort are abandoned. */
+  close(): void {
+    this.#closed = true;
+    for (const probed of this.#workers.values()) this.#stop(probed);
+    this.#workers.clear();
+    this.#limiter.clear();
+  }
+
+  /** @internal Promises of probes still running (tests await them). */
+  get inFlight(): ReadonlySet<Promise<unknown>> {
+    return this.#pending;
+  }
+
+  #configFor(worker: Worker): ResolvedHealthConfig {
+    return worker.health === undefined
+      ? this.#config
+      : resolveHealthConfig(worker.health, 'health', this.#config);
+  }
+
+  #stop(probed: Probed): void {
+    probed.stopped = true;
+    if (probed.timer !== undefined) clearTimeout(probed.timer);
+    probed.timer = undefined;
+    probed.controller?.abort();
+    probed.controller = undefined;
+  }
+
+  #schedule(probed: Probed, delay: number): void {
+    if (probed.stopped || this.#closed) return;
+    if (probed.timer !== undefined) clearTimeout(probed.timer);
+    probed.timer = setTimeout(() => {
+      probed.timer = undefined;
+      this.#limiter.run(() => this.#probe(probed));
+    }, delay);
+    probed.timer.unref?.();
+  }
+
+  /** One probe, bounded by the timeout; resolves when it is settled or abandoned. */
+  #probe(probed: Probed): Promise<void> {
+    const worker = this.#registry.get(probed.id);
+    if (probed.stopped || this.#closed || worker === undefined) return Promise.resolve();
+    const generation = probed.generation;
+    const revision = worker.revision;
+    const controller = new AbortController();
+    probed.controller = controller;
+    this.stats.probes++;
+    return new Promise<void>((resolve) => {
+      let settled = false;
+      const finish = (healthy: boolean, timedOut: boolean): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        controller.signal.removeEventListener('abort', onAbort);
+        if (probed.controller === controller) probed.controller = undefined;
+        resolve();
+        if (timedOut) this.stats.timeouts++;
+        if (probed.stopped || this.#closed || probed.generation !== generation) {
+          this.stats.discarded++;
+          return;
+        }
+        const done = this.#apply(probed, healthy, revision);
+        this.#pending.add(done);
+        void done.finally(() => this.#pending.delete(done));
+        this.#schedule(probed, probed.config.intervalMs);
+      };
+      const onAbort = (): void => finish(false, false);
+      const timer = setTimeout(() => {
+        finish(false, true);
+        controller.abort();
+      }, probed.config.timeoutMs);
+      timer.unref?.();
+      controller.signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        Promise.resolve(this.#transport.probe(worker, controller.signal)).then(
+          (ok) => finish(ok === true, false),
+          () => finish(false, false),
+        );
+      } catch {
+        finish(false, false); // a transport that throws synchronously
+      }
+    });
+  }
+
+  /** Moves the worker through the state machine after one probe. */
+  async #apply(probed: Probed, healthy: boolean, revision: number): Promise<void> {
+    const worker = this.#registry.get(probed.id);
+    if (worker === undefined || worker.revision !== revision) {
+      this.stats.discarded++;
+      return;
+    }
+    const { successThreshold: s, failureThreshold: f } = probed.config;
+    const status = worker.status;
+    let to: WorkerStatus | undefined;
+    if (healthy) {
+      probed.failures = 0;
+      probed.successes++;
+      if ((status === 'pending' || status === 'not_ready') && probed.successes >= s) to = 'ready';
+    } else {
+      this.stats.failures++;
+      probed.successes = 0;
+      probed.failures++;
+      if (status === 'ready' && probed.failures >= f) to = 'not_ready';
+      else if (status === 'not_ready' && probed.failures >= 3 * f) to = 'failed';
+      else if (status === 'pending' && probed.failures >= 10 * f) to = 'failed';
+    }
+    if (to === undefined) return;
+    try {
+      const changed = await this.#registry.transitionStatus(probed.id, to, {
+        expectedRevision: revision,
+      });
+      if (changed !== undefined) this.stats.transitions++;
+      if (to === 'failed') {
+        this.#stop(probed);
+        if (probed.config.removeFailed) await this.#registry.remove(probed.id);
+      }
+    } catch {
+      // Replaced, removed or closed meanwhile: the answer no longer applies.
+      this.stats.discarded++;
+    }
+  }
+}

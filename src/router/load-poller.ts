@@ -1,0 +1,139 @@
+/**
+ * Load polling: every interval, asks each ready worker for its load through the transport and
+ * pushes the reports to the policies.
+ *
+ * @module
+ * @internal
+ */
+import type { LoadReport } from '../policies/policy.js';
+import type { WorkerRegistry } from '../registry/worker-registry.js';
+import type { Transport } from '../transport/transport.js';
+import type { ResolvedLoadPollingConfig } from './router-options.js';
+import { TaskLimiter } from './task-limiter.js';
+
+/** @internal Counters for the router's stats. */
+export interface LoadPollerStats {
+  rounds: number;
+  polls: number;
+  reports: number;
+  failures: number;
+}
+
+/**
+ * @internal One round per `intervalMs` over the ready workers (at most `maxInFlight` polls at
+ * once, each bounded by `timeoutMs`). A round's reports go to every policy in one
+ * `updateLoads` call; workers that did not answer are simply absent, and policies drop reports
+ * older than `staleAfterMs`, falling back to in-flight counts. A round that is still running when
+ * the next is due is not overlapped: the next starts when it ends.
+ */
+export class LoadPoller {
+  readonly #registry: WorkerRegistry;
+  readonly #loads: NonNullable<Transport['loads']>;
+  readonly #config: ResolvedLoadPollingConfig;
+  readonly #deliver: (reports: ReadonlyMap<string, LoadReport>) => void;
+  readonly #limiter: TaskLimiter;
+  readonly #controllers = new Set<AbortController>();
+  readonly stats: LoadPollerStats = { rounds: 0, polls: 0, reports: 0, failures: 0 };
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #running = false;
+  #closed = false;
+
+  constructor(
+    registry: WorkerRegistry,
+    loads: NonNullable<Transport['loads']>,
+    config: ResolvedLoadPollingConfig,
+    maxInFlight: number,
+    deliver: (reports: ReadonlyMap<string, LoadReport>) => void,
+  ) {
+    this.#registry = registry;
+    this.#loads = loads;
+    this.#config = config;
+    this.#limiter = new TaskLimiter(maxInFlight);
+    this.#deliver = deliver;
+  }
+
+  /** Starts the rounds (the first one now). */
+  start(): void {
+    if (!this.#closed && this.#timer === undefined && !this.#running) this.#schedule(0);
+  }
+
+  /** Runs one round now and resolves when its reports are delivered. */
+  async poll(): Promise<void> {
+    if (this.#closed) return;
+    this.#running = true;
+    this.stats.rounds++;
+    const reports = new Map<string, LoadReport>();
+    const ready = this.#registry.getAll().filter((w) => w.status === 'ready');
+    await Promise.all(
+      ready.map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            this.#limiter.run(async () => {
+              const report = await this.#pollOne(worker);
+              if (report !== undefined) reports.set(worker.url, report);
+              resolve();
+            });
+          }),
+      ),
+    );
+    this.#running = false;
+    if (this.#closed) return;
+    this.stats.reports += reports.size;
+    this.#deliver(reports);
+  }
+
+  /** Stops the rounds and aborts every poll in flight. */
+  close(): void {
+    this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const controller of this.#controllers) controller.abort();
+    this.#controllers.clear();
+    this.#limiter.clear();
+  }
+
+  #schedule(delay: number): void {
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.poll().then(() => {
+        if (!this.#closed) this.#schedule(this.#config.intervalMs);
+      });
+    }, delay);
+    this.#timer.unref?.();
+  }
+
+  /** One worker's report, or undefined (no answer in time, an error, nothing usable). */
+  #pollOne(
+    worker: Parameters<NonNullable<Transport['loads']>>[0],
+  ): Promise<LoadReport | undefined> {
+    if (this.#closed) return Promise.resolve(undefined);
+    this.stats.polls++;
+    const controller = new AbortController();
+    this.#controllers.add(controller);
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (report: LoadReport | undefined): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.#controllers.delete(controller);
+        if (report === undefined) this.stats.failures++;
+        resolve(report);
+      };
+      const timer = setTimeout(() => {
+        finish(undefined);
+        controller.abort();
+      }, this.#config.timeoutMs);
+      timer.unref?.();
+      controller.signal.addEventListener('abort', () => finish(undefined), { once: true });
+      try {
+        Promise.resolve(this.#loads(worker, controller.signal)).then(
+          (report) => finish(typeof report === 'object' && report !== null ? report : undefined),
+          () => finish(undefined),
+        );
+      } catch {
+        finish(undefined);
+      }
+    });
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * Options of the `Router`, their defaults, and their validation.
+ *
+ * @module
+ */
+import { fail, readBoolean, readInteger, readObject } from '../core/options.js';
+import { createPolicy } from '../policies/create-policy.js';
+import { POLICY_NAMES, type Policy, type PolicyName } from '../policies/policy.js';
+import { WorkerRegistry } from '../registry/worker-registry.js';
+import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
+import { type Clock, monotonicClock } from '../resilience/clock.js';
+import {
+  type HealthConfig,
+  type ResolvedHealthConfig,
+  resolveHealthConfig,
+} from '../resilience/health-config.js';
+import {
+  type ResolvedRetryConfig,
+  type RetryConfig,
+  resolveRetryConfig,
+} from '../resilience/retry-config.js';
+import type { Transport } from '../transport/transport.js';
+
+/** How often loads are polled, and when a report is too old to use (ms). @public */
+export interface LoadPollingConfig {
+  /** Time between two polls of the ready workers. @defaultValue 10000 */
+  readonly intervalMs?: number;
+  /** A report older than this is dropped, and policies fall back to in-flight counts. @defaultValue 3 × intervalMs */
+  readonly staleAfterMs?: number;
+  /** A poll that has not answered after this long is abandoned. @defaultValue min(5000, intervalMs) */
+  readonly timeoutMs?: number;
+}
+
+/** {@link LoadPollingConfig} with every default filled in. @public */
+export type ResolvedLoadPollingConfig = Readonly<Required<LoadPollingConfig>>;
+
+/**
+ * Options of `new Router(...)` (durations in milliseconds).
+ *
+ * @public
+ */
+export interface RouterOptions {
+  /** The workers. The router subscribes to its events and reads its snapshot. */
+  readonly registry: WorkerRegistry;
+  /** How the router probes and polls workers. */
+  readonly transport: Transport;
+  /** The policy for every model without its own, as an instance or a name. @defaultValue 'power_of_two' */
+  readonly policy?: Policy | PolicyName;
+  /** Policies per model id (instances or names). */
+  readonly policies?: Readonly<Record<string, Policy | PolicyName>>;
+  /** The prefill leg's policy for `selectPair`. @defaultValue 'round_robin' */
+  readonly prefillPolicy?: Policy | PolicyName;
+  /** The decode leg's policy for `selectPair`. @defaultValue 'power_of_two' */
+  readonly decodePolicy?: Policy | PolicyName;
+  /** Health checks; `false` turns them off (statuses are then the caller's to set). */
+  readonly health?: HealthConfig | false;
+  /** Load polling; `false` turns it off (also off when the transport has no `loads`). */
+  readonly loadPolling?: LoadPollingConfig | false;
+  /** Breaker settings for every worker (under each worker's own overrides). */
+  readonly circuitBreaker?: CircuitBreakerConfig;
+  /** Retries of `execute` (a model's override from `registry.setModelRetryConfig` wins). */
+  readonly retry?: RetryConfig;
+  /** Most probes (and, separately, load polls) in flight at once. @defaultValue 128 */
+  readonly maxConcurrentProbes?: number;
+  /**
+   * Report leases that are garbage-collected without `release()` (a process warning with code
+   * `FLEETROUTE_LEASE_LEAK`; the lease's load is released either way). @defaultValue true unless
+   * `NODE_ENV` is `'production'`
+   */
+  readonly reportLeakedLeases?: boolean;
+  /** Time source (ms, monotonic). @defaultValue `performance.now` */
+  readonly clock?: Clock;
+  /** Random source in [0, 1) for backoff jitter. @defaultValue `Math.random` */
+  readonly random?: () => number;
+}
+
+/** @internal */
+export interface ResolvedRouterOptions {
+  readonly registry: WorkerRegistry;
+  readonly transport: Transport;
+  readonly policy: Policy;
+  readonly policies: ReadonlyMap<string, Policy>;
+  readonly prefillPolicy: Policy;
+  readonly decodePolicy: Policy;
+  readonly health: ResolvedHealthConfig | undefined;
+  readonly loadPolling: ResolvedLoadPollingConfig | undefined;
+  readonly circuitBreaker: CircuitBreakerConfig | undefined;
+  readonly retry: ResolvedRetryConfig;
+  readonly maxConcurrentProbes: number;
+  readonly reportLeakedLeases: boolean;
+  readonly clock: Clock;
+  readonly random: () => number;
+}
+
+/**
+ * Validates every option before the router exists.
+ *
+ * @throws FleetRouteError `INVALID_ARGUMENT` naming the first bad option.
+ * @internal
+ */
+export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
+  const o = readObject('Router options', options);
+  if (!(o.registry instanceof WorkerRegistry)) fail('registry', 'a WorkerRegistry', o.registry);
+  const transport = o.transport as Transport | undefined;
+  if (
+    typeof transport !== 'object' ||
+    transport === null ||
+    typeof transport.probe !== 'function'
+  ) {
+    fail('transport', 'an object with a probe(worker, signal) method', transport);
+  }
+  for (const method of ['loads', 'models'] as const) {
+    if (transport[method] !== undefined && typeof transport[method] !== 'function') {
+      fail(`transport.${method}`, 'a function', transport[method]);
+    }
+  }
+  const loadPolling =
+    o.loadPolling === false || transport.loads === undefined
+      ? undefined
+      : resolveLoadPolling(o.loadPolling);
+  const staleAfterMs = loadPolling?.staleAfterMs;
+  const policies = new Map<string, Policy>();
+  for (const [model, value] of Object.entries(readObject('policies', o.policies))) {
+    policies.set(model, readPolicy(`policies.${model}`, value, 'power_of_two', staleAfterMs));
+  }
+  if (o.clock !== undefined && typeof o.clock !== 'function') fail('clock', 'a function', o.clock);
+  if (o.random !== undefined && typeof o.random !== 'function')
+    fail('random', 'a function', o.random);
+  const defaultReport = process.env.NODE_ENV !== 'production';
+  return Object.freeze({
+    registry: o.registry as WorkerRegistry,
+    transport,
+    policy: readPolicy('policy', o.policy, 'power_of_two', staleAfterMs),
+    policies,
+    prefillPolicy: readPolicy('prefillPolicy', o.prefillPolicy, 'round_robin', staleAfterMs),
+    decodePolicy: readPolicy('decodePolicy', o.decodePolicy, 'power_of_two', staleAfterMs),
+    health: o.health === false ? undefined : resolveHealthConfig(o.health, 'health'),
+    loadPolling,
+    circuitBreaker: o.circuitBreaker as CircuitBreakerConfig | undefined,
+    retry: resolveRetryConfig(o.retry, 'retry'),
+    maxConcurrentProbes: readInteger('maxConcurrentProbes', o.maxConcurrentProbes, 128, 1, 100_000),
+    reportLeakedLeases: readBoolean('reportLeakedLeases', o.reportLeakedLeases, defaultReport),
+    clock: (o.clock as Clock | undefined) ?? monotonicClock,
+    random: (o.random as (() => number) | undefined) ?? Math.random,
+  });
+}
+
+function resolveLoadPolling(value: unknown): ResolvedLoadPollingConfig {
+  const o = readObject('loadPolling', value);
+  const intervalMs = readInteger('loadPolling.intervalMs', o.intervalMs, 10_000, 1, 2_147_483_647);
+  return Object.freeze({
+    intervalMs,
+    staleAfterMs: readInteger(
+      'loadPolling.staleAfterMs',
+      o.staleAfterMs,
+      3 * intervalMs,
+      1,
+      2_147_483_647,
+    ),
+    timeoutMs: readInteger(
+      'loadPolling.timeoutMs',
+      o.timeoutMs,
+      Math.min(5_000, intervalMs),
+      1,
+      2_147_483_647,
+    ),
+  });
+}
+
+/** A policy instance, or one built from its name (with the polling staleness where it applies). */
+function readPolicy(
+  field: string,
+  value: unknown,
+  fallback: PolicyName,
+  staleAfterMs: number | undefined,
+): Policy {
+  const name = value ?? fallback;
+  if (typeof name === 'object' && name !== null && typeof (name as Policy).select === 'function')
+    return name as Policy;
+  if (typeof name !== 'string' || !(POLICY_NAMES as readonly string[]).includes(name)) {
+    fail(field, `a Policy or one of ${POLICY_NAMES.join(', ')}`, name);
+  }
+  const usesReports = name === 'power_of_two' || name === 'least_load' || name === 'cache_aware';
+  return createPolicy(
+    name as PolicyName,
+    usesReports && staleAfterMs !== undefined ? { staleAfterMs } : {},
+  );
+}

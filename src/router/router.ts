@@ -1,0 +1,451 @@
+/**
+ * `Router`: ties a registry, policies and a transport together — health checks, load polling,
+ * circuit breakers, retries and leases.
+ *
+ * @module
+ */
+import { EventEmitter } from 'eventemitter3';
+import { FleetRouteError } from '../core/errors.js';
+import { fail } from '../core/options.js';
+import type { LoadReport, Policy, SelectRequest } from '../policies/policy.js';
+import { selectPair } from '../policies/select-pair.js';
+import type { WorkerEvent } from '../registry/worker-event.js';
+import type { CircuitState } from '../resilience/circuit-breaker.js';
+import { resolveRetryConfig } from '../resilience/retry-config.js';
+import { WorkerLease } from '../workers/lease.js';
+import type { Worker } from '../workers/worker.js';
+import { HealthLoop } from './health-loop.js';
+import { LoadPoller } from './load-poller.js';
+import { backoffDelay, retryAfterMs, sleep } from './retry.js';
+import {
+  type ResolvedRouterOptions,
+  type RouterOptions,
+  resolveRouterOptions,
+} from './router-options.js';
+
+/** A worker's circuit breaker changed state. @public */
+export interface CircuitChangedEvent {
+  readonly type: 'circuitChanged';
+  readonly workerId: string;
+  readonly url: string;
+  readonly from: CircuitState;
+  readonly to: CircuitState;
+}
+
+/** Listener signatures of `router.on(...)`. @public */
+export interface RouterEventMap {
+  circuitChanged: (event: CircuitChangedEvent) => void;
+}
+
+/** What `send` gets besides the worker in {@link Router.execute}. @public */
+export interface AttemptContext {
+  /** Aborts when the caller's signal aborts or the router closes. */
+  readonly signal: AbortSignal;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+}
+
+/** A prefill lease and a decode lease from {@link Router.selectPair}. @public */
+export interface LeasePair {
+  readonly prefill: WorkerLease;
+  readonly decode: WorkerLease;
+}
+
+/** Counters from {@link Router.stats}: a plain object built per call. @public */
+export interface RouterStats {
+  readonly selects: number;
+  readonly noWorker: number;
+  readonly executions: number;
+  readonly attempts: number;
+  readonly retries: number;
+  readonly leakedLeases: number;
+  readonly health: {
+    readonly probes: number;
+    readonly failures: number;
+    readonly timeouts: number;
+    readonly transitions: number;
+  };
+  readonly loads: {
+    readonly rounds: number;
+    readonly polls: number;
+    readonly reports: number;
+    readonly failures: number;
+  };
+  /** Breaker state per worker id. */
+  readonly circuits: Readonly<Record<string, CircuitState>>;
+}
+
+/**
+ * The routing front: picks a worker per request with the model's policy, hands out leases, and
+ * keeps the fleet's health, loads and breakers current through the caller's transport.
+ *
+ * - **Health loop** (`health`): every worker is probed on its own schedule (`intervalMs`), at
+ *   most `maxConcurrentProbes` at a time, each bounded by `timeoutMs`, so a hung worker never
+ *   delays another. pending → ready after `successThreshold` successes; ready → not_ready after
+ *   `failureThreshold` consecutive failures; not_ready → ready after `successThreshold`
+ *   successes, → failed after 3 × `failureThreshold`; pending → failed after 10 ×
+ *   `failureThreshold`; failed and draining are terminal (`removeFailed` removes failed workers).
+ *   New and replaced workers are probed at once; an answer about a replaced worker is discarded.
+ * - **Load polling** (`loadPolling`): every `intervalMs`, the ready workers' loads go to every
+ *   policy's `updateLoads`; reports older than `staleAfterMs` are ignored by the policies, which
+ *   then use in-flight counts.
+ * - **Breakers**: `circuitBreaker` becomes every worker's default; state changes are emitted as
+ *   `circuitChanged` events.
+ * - **Leases**: `select` increments the chosen worker's `load`; `lease.release(outcome)` takes it
+ *   back exactly once and feeds the breaker. A lease garbage-collected without release is
+ *   released by a finaliser and, outside production, reported.
+ *
+ * Nothing leaks: `close()` stops every timer, aborts every probe and poll, and unsubscribes. Call
+ * `start()` to begin probing and polling.
+ *
+ * @example
+ * ```ts
+ * const router = new Router({ registry, transport: httpTransport(), policy: 'cache_aware' });
+ * router.start();
+ * const response = await router.execute({ model, text }, (worker, { signal }) =>
+ *   fetch(`${worker.baseUrl}/v1/completions`, { method: 'POST', body, signal }),
+ * );
+ * ```
+ * @public
+ */
+export class Router {
+  readonly #o: ResolvedRouterOptions;
+  readonly #emitter = new EventEmitter<RouterEventMap>();
+  readonly #health: HealthLoop | undefined;
+  readonly #loads: LoadPoller | undefined;
+  readonly #abort = new AbortController();
+  readonly #observed = new WeakSet<object>();
+  readonly #leaks: FinalizationRegistry<ReturnType<typeof WorkerLease.stateOf>> | undefined;
+  readonly #onEvent = (event: WorkerEvent): void => this.#handle(event);
+  #started = false;
+  #closed = false;
+  #selects = 0;
+  #noWorker = 0;
+  #executions = 0;
+  #attempts = 0;
+  #retries = 0;
+  #leaked = 0;
+
+  /**
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming the first bad option.
+   */
+  constructor(options: RouterOptions) {
+    this.#o = resolveRouterOptions(options);
+    const o = this.#o;
+    if (o.circuitBreaker !== undefined) o.registry.setCircuitBreakerDefaults(o.circuitBreaker);
+    this.#health =
+      o.health === undefined
+        ? undefined
+        : new HealthLoop(o.registry, o.transport, o.health, o.maxConcurrentProbes);
+    this.#loads =
+      o.loadPolling === undefined || o.transport.loads === undefined
+        ? undefined
+        : new LoadPoller(
+            o.registry,
+            o.transport.loads.bind(o.transport),
+            o.loadPolling,
+            o.maxConcurrentProbes,
+            (reports) => this.#deliverLoads(reports),
+          );
+    this.#leaks = o.reportLeakedLeases
+      ? new FinalizationRegistry((state) => {
+          if (state.end(undefined)) {
+            this.#leaked++;
+            process.emitWarning(
+              `a lease on ${state.url} was garbage-collected without release(); its load was released`,
+              {
+                code: 'FLEETROUTE_LEASE_LEAK',
+              },
+            );
+          }
+        })
+      : undefined;
+  }
+
+  /**
+   * Subscribes to the registry (then reads its snapshot, so no worker is missed), observes every
+   * breaker, and starts the health loop and load polling. Idempotent.
+   *
+   * @throws {@link FleetRouteError} `CLOSED` after `close()`.
+   */
+  start(): void {
+    if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
+    if (this.#started) return;
+    this.#started = true;
+    const registry = this.#o.registry;
+    registry.on('event', this.#onEvent);
+    for (const info of registry.snapshot().workers) {
+      const worker = registry.get(info.id);
+      if (worker !== undefined) this.#adopt(worker);
+    }
+    this.#loads?.start();
+  }
+
+  /** Adds a listener for `circuitChanged`. @returns `this`. */
+  on<K extends keyof RouterEventMap>(type: K, listener: RouterEventMap[K]): this {
+    this.#emitter.on(type, listener as never);
+    return this;
+  }
+
+  /** Removes a listener. @returns `this`. */
+  off<K extends keyof RouterEventMap>(type: K, listener: RouterEventMap[K]): this {
+    this.#emitter.off(type, listener as never);
+    return this;
+  }
+
+  /**
+   * Picks a worker for `request` with the policy of `request.model` (else the default policy),
+   * over `registry.getByModel(request.model)`, and takes a lease on it.
+   *
+   * @returns the lease (`lease.worker`, `lease.release(outcome?)`), or `undefined` when no worker
+   *   is available. Cost: the policy's.
+   */
+  select(request: SelectRequest = {}): WorkerLease | undefined {
+    if (this.#closed) return undefined;
+    this.#selects++;
+    const worker = this.#pick(request, undefined);
+    if (worker === undefined) {
+      this.#noWorker++;
+      return undefined;
+    }
+    return this.#lease(worker);
+  }
+
+  /**
+   * A prefill worker and a decode worker for a disaggregated request, each by its leg's policy,
+   * with a lease on each (`undefined`, and no lease, when either leg has no available worker).
+   */
+  selectPair(request: SelectRequest = {}): LeasePair | undefined {
+    if (this.#closed) return undefined;
+    const registry = this.#o.registry;
+    const pair = selectPair(registry.getPrefillWorkers(), registry.getDecodeWorkers(), request, {
+      prefill: this.#o.prefillPolicy,
+      decode: this.#o.decodePolicy,
+    });
+    if (pair === undefined) {
+      this.#noWorker++;
+      return undefined;
+    }
+    return { prefill: this.#lease(pair.prefill), decode: this.#lease(pair.decode) };
+  }
+
+  /**
+   * Sends a request with retries. Each attempt picks a worker not tried yet, calls
+   * `send(worker, { signal, attempt })`, and releases the lease with the outcome: a thrown error
+   * is a failed attempt; a returned value with a numeric `status` is an HTTP outcome, a failure
+   * when the status is in the worker's breaker `failureStatuses`. A success is returned at once.
+   * After a failure it waits (exponential backoff with jitter, or the response's `Retry-After` up
+   * to `maxBackoffMs`) and tries another worker, while attempts remain (`retry.maxAttempts`, or
+   * the model's override from `registry.setModelRetryConfig`).
+   *
+   * @returns the first successful result; when every attempt failed, the last response that had
+   *   a status.
+   * @throws the last error when no attempt returned a status; {@link FleetRouteError} `NO_WORKER`
+   *   when no worker was available at all; the signal's reason when `signal` aborts (the backoff
+   *   is cancelled); `CLOSED` after `close()`.
+   */
+  async execute<T>(
+    request: SelectRequest,
+    send: (worker: Worker, context: AttemptContext) => Promise<T>,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<T> {
+    if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
+    if (typeof send !== 'function') fail('send', 'a function', send);
+    const signal = options?.signal;
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      fail('signal', 'an AbortSignal', signal);
+    this.#executions++;
+    const req = typeof request === 'object' && request !== null ? request : {};
+    const model = typeof req.model === 'string' ? req.model : undefined;
+    const override = model === undefined ? undefined : this.#o.registry.getRetryConfig(model);
+    const retry =
+      override === undefined ? this.#o.retry : resolveRetryConfig(override, 'retry', this.#o.retry);
+    const combined =
+      signal === undefined ? this.#abort.signal : AbortSignal.any([signal, this.#abort.signal]);
+    const tried = new Set<Worker>();
+    let response: { value: T } | undefined;
+    let error: unknown;
+    for (let attempt = 1; attempt <= retry.maxAttempts; attempt++) {
+      if (combined.aborted) throw combined.reason;
+      const worker = this.#pick(req, tried);
+      if (worker === undefined) {
+        if (tried.size === 0) {
+          this.#noWorker++;
+          throw new FleetRouteError(
+            'NO_WORKER',
+            `no worker is available for model ${JSON.stringify(model ?? '')}`,
+          );
+        }
+        break; // every available worker has been tried
+      }
+      tried.add(worker);
+      const lease = this.#lease(worker);
+      this.#attempts++;
+      let delayHint: number | undefined;
+      try {
+        const value = await send(worker, { signal: combined, attempt });
+        const status = statusOf(value);
+        if (
+          status === undefined ||
+          !worker.circuitBreaker.config.failureStatuses.includes(status)
+        ) {
+          lease.release(status === undefined ? { ok: true } : { ok: true, status });
+          return value;
+        }
+        lease.release({ ok: false, status });
+        response = { value };
+        delayHint = retryAfterMs(value);
+      } catch (thrown) {
+        // An attempt the caller aborted says nothing about the worker.
+        lease.release(combined.aborted ? undefined : { ok: false });
+        if (combined.aborted) throw combined.reason;
+        error = thrown;
+      }
+      if (attempt < retry.maxAttempts) {
+        this.#retries++;
+        await sleep(backoffDelay(retry, attempt, this.#o.random(), delayHint), combined);
+      }
+    }
+    // Every attempt failed: the last response that had a status, else the last error.
+    if (response !== undefined) return response.value;
+    throw error;
+  }
+
+  /** Runs one load-polling round now (also when polling is off); resolves when delivered. */
+  async pollLoads(): Promise<void> {
+    await this.#loads?.poll();
+  }
+
+  /** Counters, per-worker breaker states, health and polling figures. O(n). */
+  stats(): RouterStats {
+    const circuits: Record<string, CircuitState> = {};
+    for (const worker of this.#o.registry.getAll())
+      circuits[worker.id] = worker.circuitBreaker.state;
+    const h = this.#health?.stats;
+    const l = this.#loads?.stats;
+    return {
+      selects: this.#selects,
+      noWorker: this.#noWorker,
+      executions: this.#executions,
+      attempts: this.#attempts,
+      retries: this.#retries,
+      leakedLeases: this.#leaked,
+      health: {
+        probes: h?.probes ?? 0,
+        failures: h?.failures ?? 0,
+        timeouts: h?.timeouts ?? 0,
+        transitions: h?.transitions ?? 0,
+      },
+      loads: {
+        rounds: l?.rounds ?? 0,
+        polls: l?.polls ?? 0,
+        reports: l?.reports ?? 0,
+        failures: l?.failures ?? 0,
+      },
+      circuits,
+    };
+  }
+
+  /**
+   * Stops everything: health timers, polling, probes and polls in flight (aborted; one that
+   * ignores its signal is abandoned), in-flight `execute` backoffs (rejected with `CLOSED`),
+   * registry subscription, breaker observers, and every policy's `close()`. Idempotent; resolves
+   * without waiting for transports that never settle.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#abort.abort(new FleetRouteError('CLOSED', 'the router is closed'));
+    this.#o.registry.off('event', this.#onEvent);
+    this.#health?.close();
+    this.#loads?.close();
+    for (const worker of this.#o.registry.getAll()) worker.circuitBreaker.observe(undefined);
+    for (const policy of this.#policies()) policy.close?.();
+    this.#emitter.removeAllListeners();
+    await Promise.resolve();
+  }
+
+  /** The model's policy, over its workers, without `exclude`d ones. */
+  #pick(request: SelectRequest, exclude: ReadonlySet<Worker> | undefined): Worker | undefined {
+    const registry = this.#o.registry;
+    const model = typeof request.model === 'string' ? request.model : undefined;
+    const policy =
+      (model === undefined ? undefined : this.#o.policies.get(model)) ?? this.#o.policy;
+    let candidates = registry.getByModel(model);
+    // Retries: a new list without the workers tried, with the registry's ring so ring policies
+    // need not rebuild one.
+    const ring =
+      exclude !== undefined && exclude.size > 0 ? registry.getHashRing(model) : undefined;
+    if (ring !== undefined) candidates = candidates.filter((w) => !exclude!.has(w));
+    return policy.select(candidates, ring === undefined ? request : { ...request, ring });
+  }
+
+  #lease(worker: Worker): WorkerLease {
+    const lease = worker.acquire();
+    this.#leaks?.register(lease, WorkerLease.stateOf(lease));
+    return lease;
+  }
+
+  #policies(): Policy[] {
+    const o = this.#o;
+    return [...new Set([o.policy, ...o.policies.values(), o.prefillPolicy, o.decodePolicy])];
+  }
+
+  #deliverLoads(reports: ReadonlyMap<string, LoadReport>): void {
+    for (const policy of this.#policies()) {
+      try {
+        policy.updateLoads?.(reports);
+      } catch {
+        // A policy that throws on reports must not stop the others or the loop.
+      }
+    }
+  }
+
+  #handle(event: WorkerEvent): void {
+    switch (event.type) {
+      case 'registered':
+        this.#adopt(event.worker);
+        break;
+      case 'replaced':
+        this.#adopt(event.new);
+        break;
+      case 'removed':
+        event.worker.circuitBreaker.observe(undefined);
+        this.#health?.untrack(event.workerId);
+        for (const policy of this.#policies()) policy.removeWorker?.(event.worker.url);
+        break;
+      case 'statusChanged':
+        this.#health?.statusChanged(event.worker);
+        break;
+    }
+  }
+
+  /** Observes the worker's breaker and starts probing it (now). */
+  #adopt(worker: Worker): void {
+    const breaker = worker.circuitBreaker;
+    if (!this.#observed.has(breaker)) {
+      this.#observed.add(breaker);
+      breaker.observe((from, to) => {
+        if (this.#closed) return;
+        try {
+          this.#emitter.emit('circuitChanged', {
+            type: 'circuitChanged',
+            workerId: worker.id,
+            url: worker.url,
+            from,
+            to,
+          });
+        } catch {
+          // A throwing listener must not break the lease that changed the breaker.
+        }
+      });
+    }
+    this.#health?.track(worker);
+  }
+}
+
+function statusOf(value: unknown): number | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const status = (value as { status?: unknown }).status;
+  return typeof status === 'number' && Number.isFinite(status) ? status : undefined;
+}

@@ -1,0 +1,241 @@
+/**
+ * `Router.execute`: retries on other workers, backoff with jitter and Retry-After, abort,
+ * outcomes fed to the breakers, and what it returns or throws in the end.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  backoffDelay,
+  FleetRouteError,
+  Router,
+  type Worker,
+  WorkerRegistry,
+} from '../../src/index.js';
+import { resolveRetryConfig } from '../../src/resilience/retry-config.js';
+import { retryAfterMs } from '../../src/router/retry.js';
+
+const transport = { probe: async () => true };
+
+async function fleet(n: number, options: object = {}) {
+  const registry = await WorkerRegistry.create({ defaultStatus: 'ready', clock: () => Date.now() });
+  for (let i = 0; i < n; i++) await registry.register({ url: `http://w${i}:8000`, models: ['m'] });
+  const router = new Router({
+    registry,
+    transport,
+    health: false,
+    loadPolling: false,
+    policy: 'round_robin',
+    random: () => 0.5,
+    ...options,
+  });
+  router.start();
+  return { registry, router, workers: registry.getByModel('m') };
+}
+
+describe('Router.execute', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('returns the first success without retrying, releasing the lease with the outcome', async () => {
+    const { router, workers } = await fleet(3);
+    const send = vi.fn(async (w: Worker) => ({ status: 200, url: w.url }));
+
+    const result = await router.execute({ model: 'm' }, send);
+
+    expect(result.status).toBe(200);
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(workers.map((w) => w.load)).toEqual([0, 0, 0]);
+    await router.close();
+  });
+
+  it('retries a failure status on a different worker each time, then returns the success', async () => {
+    const { router } = await fleet(3);
+    const seen: string[] = [];
+    const promise = router.execute({ model: 'm' }, async (w, { attempt }) => {
+      seen.push(w.url);
+      return { status: attempt < 3 ? 503 : 200 };
+    });
+    await vi.runAllTimersAsync();
+
+    expect((await promise).status).toBe(200);
+    expect(new Set(seen).size).toBe(3);
+    await router.close();
+  });
+
+  it('a thrown error is a failed attempt; when every attempt throws, the last error is thrown', async () => {
+    const { router } = await fleet(3);
+    let n = 0;
+    const promise = router.execute({ model: 'm' }, async () => {
+      throw new Error(`boom ${++n}`);
+    });
+    const assertion = expect(promise).rejects.toThrow('boom 3');
+    await vi.runAllTimersAsync();
+    await assertion;
+    await router.close();
+  });
+
+  it('in the end returns the last response that had a status, even if a later attempt threw', async () => {
+    const { router } = await fleet(3);
+    const promise = router.execute({ model: 'm' }, async (_w, { attempt }) => {
+      if (attempt === 2) return { status: 502, attempt };
+      if (attempt === 3) throw new Error('network');
+      return { status: 503, attempt };
+    });
+    await vi.runAllTimersAsync();
+    expect(await promise).toEqual({ status: 502, attempt: 2 });
+    await router.close();
+  });
+
+  it('a status outside failureStatuses (404) is returned as is, not retried', async () => {
+    const { router } = await fleet(3);
+    const send = vi.fn(async () => ({ status: 404 }));
+    expect((await router.execute({ model: 'm' }, send)).status).toBe(404);
+    expect(send).toHaveBeenCalledTimes(1);
+    await router.close();
+  });
+
+  it('throws NO_WORKER when no worker is available at all', async () => {
+    const { router } = await fleet(0);
+    await expect(
+      router.execute({ model: 'm' }, async () => ({ status: 200 })),
+    ).rejects.toMatchObject({ code: 'NO_WORKER' });
+    await router.close();
+  });
+
+  it('stops early when every available worker has been tried, returning the last status', async () => {
+    const { router } = await fleet(2, { retry: { maxAttempts: 5 } });
+    const send = vi.fn(async () => ({ status: 500 }));
+    const promise = router.execute({ model: 'm' }, send);
+    await vi.runAllTimersAsync();
+    expect((await promise).status).toBe(500);
+    expect(send).toHaveBeenCalledTimes(2);
+    await router.close();
+  });
+
+  it('waits initialBackoffMs × multiplier^(n−1) between attempts (jitter at its midpoint)', async () => {
+    const { router } = await fleet(4, {
+      retry: { maxAttempts: 4, initialBackoffMs: 100, multiplier: 2, maxBackoffMs: 10_000 },
+    });
+    const times: number[] = [];
+    const start = Date.now();
+    const promise = router.execute({ model: 'm' }, async () => {
+      times.push(Date.now() - start);
+      return { status: 503 };
+    });
+    await vi.runAllTimersAsync();
+    await promise;
+    expect(times).toEqual([0, 100, 300, 700]);
+    await router.close();
+  });
+
+  it('honours Retry-After (seconds) up to maxBackoffMs', async () => {
+    const { router } = await fleet(3, {
+      retry: { maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 5_000 },
+    });
+    const times: number[] = [];
+    const start = Date.now();
+    const promise = router.execute({ model: 'm' }, async (_w, { attempt }) => {
+      times.push(Date.now() - start);
+      return { status: 429, headers: new Headers({ 'retry-after': attempt === 1 ? '2' : '60' }) };
+    });
+    await vi.runAllTimersAsync();
+    await promise;
+    expect(times).toEqual([0, 2_000, 7_000]);
+    await router.close();
+  });
+
+  it('an abort during the backoff stops at once with the signal’s reason, and no more attempts', async () => {
+    const { router } = await fleet(3, { retry: { maxAttempts: 3, initialBackoffMs: 1_000 } });
+    const controller = new AbortController();
+    const send = vi.fn(async () => ({ status: 503 }));
+    const promise = router.execute({ model: 'm' }, send, { signal: controller.signal });
+    const assertion = expect(promise).rejects.toThrow('stop');
+    await vi.advanceTimersByTimeAsync(100);
+    controller.abort(new Error('stop'));
+    await assertion;
+    await vi.runAllTimersAsync();
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(vi.getTimerCount()).toBe(0);
+    await router.close();
+  });
+
+  it('passes a signal that aborts with the caller’s, and does not count an aborted attempt against the worker', async () => {
+    const { router, workers } = await fleet(1);
+    const controller = new AbortController();
+    const promise = router.execute(
+      { model: 'm' },
+      (_w, { signal }) =>
+        new Promise((_resolve, reject) => {
+          signal.addEventListener('abort', () => reject(signal.reason));
+        }),
+      { signal: controller.signal },
+    );
+    controller.abort(new Error('caller gave up'));
+    await expect(promise).rejects.toThrow('caller gave up');
+    expect(workers[0]!.circuitBreaker.snapshot().consecutiveFailures).toBe(0);
+    expect(workers[0]!.load).toBe(0);
+    await router.close();
+  });
+
+  it('uses the model’s retry override from the registry', async () => {
+    const { registry, router } = await fleet(5, { retry: { maxAttempts: 5 } });
+    registry.setModelRetryConfig('m', { maxAttempts: 2 });
+    const send = vi.fn(async () => ({ status: 503 }));
+    const promise = router.execute({ model: 'm' }, send);
+    await vi.runAllTimersAsync();
+    await promise;
+    expect(send).toHaveBeenCalledTimes(2);
+    await router.close();
+  });
+
+  it('after close() it throws CLOSED, and a pending backoff is cancelled', async () => {
+    const { router } = await fleet(3, { retry: { maxAttempts: 3, initialBackoffMs: 1_000 } });
+    const promise = router.execute({ model: 'm' }, async () => ({ status: 503 }));
+    const assertion = expect(promise).rejects.toMatchObject({ code: 'CLOSED' });
+    await vi.advanceTimersByTimeAsync(10);
+    await router.close();
+    await assertion;
+    await expect(router.execute({ model: 'm' }, async () => 1)).rejects.toBeInstanceOf(
+      FleetRouteError,
+    );
+  });
+});
+
+describe('backoff', () => {
+  const config = resolveRetryConfig({
+    initialBackoffMs: 50,
+    multiplier: 2,
+    maxBackoffMs: 5_000,
+    jitter: 0.2,
+  });
+
+  it.each([
+    [1, 0.5, 50],
+    [2, 0.5, 100],
+    [3, 0.5, 200],
+    [1, 0, 40],
+    [1, 0.999_999, 60],
+    [20, 0.5, 5_000],
+  ])('attempt %i with random %d waits %d ms', (attempt, random, expected) => {
+    expect(backoffDelay(config, attempt, random)).toBeCloseTo(expected, 3);
+  });
+
+  it('Retry-After wins, capped at maxBackoffMs', () => {
+    expect(backoffDelay(config, 1, 0.5, 1_500)).toBe(1_500);
+    expect(backoffDelay(config, 1, 0.5, 60_000)).toBe(5_000);
+  });
+
+  it('reads Retry-After as seconds or an HTTP date, from Headers or a record', () => {
+    const now = Date.parse('Mon, 30 Nov 2026 10:00:00 GMT');
+    expect(retryAfterMs({ headers: new Headers({ 'Retry-After': '3' }) })).toBe(3_000);
+    expect(retryAfterMs({ headers: { 'retry-after': 'Mon, 30 Nov 2026 10:00:07 GMT' } }, now)).toBe(
+      7_000,
+    );
+    expect(retryAfterMs({ headers: { 'retry-after': 'soon' } })).toBeUndefined();
+    expect(retryAfterMs({ status: 503 })).toBeUndefined();
+    expect(retryAfterMs(undefined)).toBeUndefined();
+  });
+});
