@@ -1,6 +1,17 @@
 /**
- * `fleetroute/http`: a ready transport for vLLM and SGLang workers over HTTP.
+ * `fleetroute/http`: a ready transport for vLLM and SGLang workers over HTTP, and the Prometheus
+ * text-format parser it reads `/metrics` with.
  *
  * @packageDocumentation
  */
-export {};
+
+export type { HttpTransport } from './http-transport.js';
+export { httpTransport } from './http-transport.js';
+export type { FetchFunction, HttpTransportOptions } from './http-transport-options.js';
+export type {
+  PrometheusMetricType,
+  PrometheusParseOptions,
+  PrometheusParseResult,
+  PrometheusSample,
+} from './prometheus-text.js';
+export { parsePrometheusText } from './prometheus-text.js';

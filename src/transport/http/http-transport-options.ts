@@ -1,0 +1,176 @@
+/**
+ * Options of `httpTransport`, their defaults and their validation.
+ *
+ * @module
+ */
+import { invalidArgument } from '../../core/errors.js';
+import { fail, readInteger, readObject, readString } from '../../core/options.js';
+
+/**
+ * The fetch function the transport calls: the global `fetch`, undici's `fetch`, or a wrapper of
+ * either (to add a dispatcher, TLS options, tracing…). It receives a URL string and an init with
+ * `method`, `headers` (a plain record), `signal` and `redirect: 'manual'`, and must honour the
+ * signal.
+ *
+ * @public
+ */
+export type FetchFunction = (url: string, init: RequestInit) => Promise<Response>;
+
+/**
+ * How `httpTransport` reaches workers. Durations are in milliseconds, sizes in bytes.
+ *
+ * @public
+ */
+export interface HttpTransportOptions {
+  /**
+   * The fetch implementation. Read once, when the transport is created.
+   * @defaultValue `globalThis.fetch` (Node 20's built-in, undici-based fetch)
+   */
+  readonly fetch?: FetchFunction;
+  /**
+   * Key sent as `Authorization: Bearer <key>` to workers that have no `apiKey` of their own (a
+   * worker's own key always wins). Printable ASCII without leading or trailing spaces, at most
+   * 16,384 characters. Never logged, never part of an error message.
+   * @defaultValue none (no `Authorization` header)
+   */
+  readonly apiKey?: string;
+  /**
+   * Deadline of each call (ms), from the request until the body has been read. A call also ends
+   * when the router's signal fires, whichever comes first.
+   * @defaultValue 5000
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Largest `/metrics` or `/v1/models` body read (bytes). A larger body is cancelled (its
+   * connection closed) and the call fails as if the worker had not answered. Memory per call is
+   * about twice this.
+   * @defaultValue 4194304 (4 MiB; a vLLM scrape with histograms is typically 20–200 KiB)
+   */
+  readonly maxBodyBytes?: number;
+  /** Path of the health endpoint, appended to `worker.baseUrl`. @defaultValue '/health' */
+  readonly healthPath?: string;
+  /** Path of the Prometheus metrics endpoint. @defaultValue '/metrics' */
+  readonly metricsPath?: string;
+  /** Path of the OpenAI-compatible model list. @defaultValue '/v1/models' */
+  readonly modelsPath?: string;
+  /**
+   * Time source (ms) for a report's `at` and for throughput derived from token counters.
+   * @defaultValue `performance.timeOrigin + performance.now()` (epoch milliseconds that never
+   * step backwards)
+   */
+  readonly clock?: () => number;
+  /**
+   * Workers whose last generated-token count is remembered to derive `throughput` from two
+   * scrapes (least recently scraped forgotten first); 0 turns that derivation off. About 100
+   * bytes per worker.
+   * @defaultValue 4096
+   */
+  readonly maxTrackedWorkers?: number;
+}
+
+/** {@link HttpTransportOptions} with every default filled in. @internal */
+export interface ResolvedHttpTransportOptions {
+  readonly fetch: FetchFunction;
+  readonly apiKey: string | undefined;
+  readonly timeoutMs: number;
+  readonly maxBodyBytes: number;
+  readonly healthPath: string;
+  readonly metricsPath: string;
+  readonly modelsPath: string;
+  readonly clock: () => number;
+  readonly maxTrackedWorkers: number;
+}
+
+const FIELDS = [
+  'fetch',
+  'apiKey',
+  'timeoutMs',
+  'maxBodyBytes',
+  'healthPath',
+  'metricsPath',
+  'modelsPath',
+  'clock',
+  'maxTrackedWorkers',
+] as const;
+
+/** Longest API key accepted (the registry's limit for `spec.apiKey`). */
+const MAX_API_KEY_LENGTH = 16_384;
+const MAX_PATH_LENGTH = 2_048;
+/** Printable ASCII, no leading or trailing space: safe as an HTTP header value as is. */
+const HEADER_SAFE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+/** A path: starts with `/`, printable ASCII without spaces and without a fragment. */
+const PATH = /^\/[\x21-\x22\x24-\x7e]*$/;
+
+const epochClock = (): number => performance.timeOrigin + performance.now();
+
+/**
+ * @internal Whether `key` can be sent in an `Authorization` header unchanged (printable ASCII,
+ * no leading or trailing space, at most 16,384 characters).
+ */
+export function isUsableApiKey(key: string): boolean {
+  return key.length <= MAX_API_KEY_LENGTH && HEADER_SAFE.test(key);
+}
+
+/**
+ * Validates `input` and fills in defaults. Unknown fields are rejected, so a typo fails fast.
+ * The message for a bad `apiKey` describes the rule, never the key.
+ *
+ * @throws FleetRouteError `INVALID_ARGUMENT` naming the first bad field.
+ * @internal
+ */
+export function resolveHttpTransportOptions(input: unknown): ResolvedHttpTransportOptions {
+  const o = readObject('httpTransport', input);
+  for (const key of Object.keys(o)) {
+    if (!(FIELDS as readonly string[]).includes(key)) {
+      throw invalidArgument(
+        `httpTransport.${key} is not an option of httpTransport (options: ${FIELDS.join(', ')})`,
+      );
+    }
+  }
+  const fetch = o.fetch ?? globalThis.fetch;
+  if (typeof fetch !== 'function') fail('httpTransport.fetch', 'a fetch function', o.fetch);
+  if (o.clock !== undefined && typeof o.clock !== 'function')
+    fail('httpTransport.clock', 'a function returning milliseconds', o.clock);
+  return Object.freeze({
+    fetch: fetch as FetchFunction,
+    apiKey: readApiKey(o.apiKey),
+    timeoutMs: readInteger('httpTransport.timeoutMs', o.timeoutMs, 5_000, 1, 2_147_483_647),
+    maxBodyBytes: readInteger(
+      'httpTransport.maxBodyBytes',
+      o.maxBodyBytes,
+      4_194_304,
+      1,
+      1_073_741_824,
+    ),
+    healthPath: readPath('httpTransport.healthPath', o.healthPath, '/health'),
+    metricsPath: readPath('httpTransport.metricsPath', o.metricsPath, '/metrics'),
+    modelsPath: readPath('httpTransport.modelsPath', o.modelsPath, '/v1/models'),
+    clock: (o.clock as (() => number) | undefined) ?? epochClock,
+    maxTrackedWorkers: readInteger(
+      'httpTransport.maxTrackedWorkers',
+      o.maxTrackedWorkers,
+      4_096,
+      0,
+      1_048_576,
+    ),
+  });
+}
+
+function readApiKey(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !isUsableApiKey(value)) {
+    // Describe the value's kind and length only: the key itself must never reach a message.
+    const got = typeof value === 'string' ? `a string of ${value.length} characters` : typeof value;
+    throw invalidArgument(
+      `httpTransport.apiKey must be printable ASCII without leading or trailing spaces, at most ${MAX_API_KEY_LENGTH} characters, got ${got}`,
+    );
+  }
+  return value;
+}
+
+function readPath(field: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  const path = readString(field, value, MAX_PATH_LENGTH);
+  if (!PATH.test(path)) fail(field, "a path starting with '/' (printable ASCII, no '#')", value);
+  return path;
+}

@@ -1,0 +1,181 @@
+/**
+ * `parsePrometheusText`: a small, forgiving reader of the Prometheus text exposition format
+ * (version 0.0.4, what vLLM and SGLang serve on `/metrics`).
+ *
+ * @module
+ */
+import { fail, readInteger, readObject } from '../../core/options.js';
+import { LineScanner } from './line-scanner.js';
+
+/**
+ * Metric types a `# TYPE` line may declare (the classic text format's five, plus the OpenMetrics
+ * names, which some exporters emit in the classic format too).
+ *
+ * @public
+ */
+export type PrometheusMetricType =
+  | 'counter'
+  | 'gauge'
+  | 'histogram'
+  | 'summary'
+  | 'untyped'
+  | 'unknown'
+  | 'info'
+  | 'stateset'
+  | 'gaugehistogram';
+
+/**
+ * One sample line: `name{label="value",…} value [timestamp]`. Histogram and summary series are
+ * ordinary samples named `<family>_bucket` (with an `le` label), `<family>_sum` and
+ * `<family>_count` (or with a `quantile` label); the parser does not group them.
+ *
+ * @public
+ */
+export interface PrometheusSample {
+  /** The metric name, as written (`vllm:num_requests_running`, `…_bucket`). */
+  readonly name: string;
+  /**
+   * Label names to unescaped values. An object without a prototype, so a label named
+   * `__proto__` or `constructor` is an ordinary key. Samples without labels share one frozen
+   * empty object.
+   */
+  readonly labels: Readonly<Record<string, string>>;
+  /** The value; `NaN`, `+Inf` and `-Inf` are kept as `NaN`, `Infinity` and `-Infinity`. */
+  readonly value: number;
+  /** The optional timestamp (milliseconds since the epoch), or `undefined` when absent. */
+  readonly timestampMs: number | undefined;
+}
+
+/**
+ * Bounds and filtering for {@link parsePrometheusText}.
+ *
+ * @public
+ */
+export interface PrometheusParseOptions {
+  /**
+   * Longest text read, in UTF-16 code units. Text beyond it is ignored, and so is the line it
+   * cuts through; the result says `truncated`.
+   * @defaultValue 16777216 (16 Mi characters)
+   */
+  readonly maxLength?: number;
+  /**
+   * Most lines read (blank lines and comments count). Lines beyond it are ignored; the result
+   * says `truncated`. With the default, the samples take at most a few hundred megabytes even for
+   * adversarial input; a real vLLM or SGLang scrape has a few hundred to a few thousand lines.
+   * @defaultValue 500000
+   */
+  readonly maxLines?: number;
+  /**
+   * Keeps only samples whose metric name passes. A rejected line costs a scan of its name: its
+   * labels and value are neither parsed nor checked, and it is not counted in `skippedLines`.
+   * @defaultValue every sample is kept
+   */
+  readonly filter?: (name: string) => boolean;
+}
+
+/**
+ * What {@link parsePrometheusText} read.
+ *
+ * @public
+ */
+export interface PrometheusParseResult {
+  /** The samples, in text order. */
+  readonly samples: PrometheusSample[];
+  /** Declared types by family name, from `# TYPE` lines (the last declaration wins). */
+  readonly types: ReadonlyMap<string, PrometheusMetricType>;
+  /** Lines that were neither blank, a comment nor a valid sample (skipped, never thrown). */
+  readonly skippedLines: number;
+  /** `true` when `maxLength` or `maxLines` stopped the parse before the end of the text. */
+  readonly truncated: boolean;
+}
+
+/** @internal Default of {@link PrometheusParseOptions.maxLength}. */
+export const DEFAULT_MAX_TEXT_LENGTH = 16_777_216;
+/** @internal Default of {@link PrometheusParseOptions.maxLines}. */
+export const DEFAULT_MAX_LINES = 500_000;
+
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+
+/**
+ * Parses Prometheus text-format exposition into samples. Never throws for the text's content:
+ * a line that is not a valid sample (HTML, JSON, a bad escape, a value like `12abc`, duplicate
+ * label names) is skipped and counted. Accepted, beyond the strict grammar: `\r\n` line ends,
+ * spaces or tabs around tokens and label pairs, a trailing comma in a label set, Go-style special
+ * values in any case (`NaN`, `+Inf`, `-inf`, `Infinity`), the quoted metric and label names of
+ * Prometheus 3 (`{"my.metric","a.b"="1"}`), an OpenMetrics exemplar after the value (ignored),
+ * and `# EOF` (parsing stops). A label value keeps an unknown escape (`\t`) as written.
+ * Timestamps must be integers (milliseconds); a line with any other timestamp is skipped.
+ *
+ * Cost: one pass over the text, O(length); one object per kept sample plus one per labelled
+ * sample. Memory is bounded by `maxLength` and `maxLines`.
+ *
+ * @param text - the exposition text, as served on `/metrics`.
+ * @param options - bounds and a name filter; see {@link PrometheusParseOptions}.
+ * @returns the samples, declared types, the count of skipped lines and whether a bound cut the
+ *   parse short.
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when `text` is not a string or an option is
+ *   invalid (the message names it).
+ *
+ * @example
+ * ```ts
+ * const { samples } = parsePrometheusText(await response.text(), {
+ *   filter: (name) => name.startsWith('vllm:'),
+ * });
+ * ```
+ * @public
+ */
+export function parsePrometheusText(
+  text: string,
+  options: PrometheusParseOptions = {},
+): PrometheusParseResult {
+  if (typeof text !== 'string') fail('parsePrometheusText.text', 'a string', text);
+  const o = readObject('parsePrometheusText.options', options);
+  const maxLength = readInteger(
+    'parsePrometheusText.options.maxLength',
+    o.maxLength,
+    DEFAULT_MAX_TEXT_LENGTH,
+  );
+  const maxLines = readInteger(
+    'parsePrometheusText.options.maxLines',
+    o.maxLines,
+    DEFAULT_MAX_LINES,
+  );
+  if (o.filter !== undefined && typeof o.filter !== 'function')
+    fail('parsePrometheusText.options.filter', 'a function', o.filter);
+
+  let end = text.length;
+  let truncated = false;
+  if (end > maxLength) {
+    truncated = true;
+    // Drop the line the bound cuts through: half a line could read as a different value.
+    end =
+      text.charCodeAt(maxLength) === NEWLINE
+        ? maxLength
+        : Math.max(text.lastIndexOf('\n', maxLength - 1), 0);
+  }
+
+  const scanner = new LineScanner(text, o.filter as ((name: string) => boolean) | undefined);
+  const samples: PrometheusSample[] = [];
+  const types = new Map<string, PrometheusMetricType>();
+  let skippedLines = 0;
+  let lines = 0;
+  let lineStart = 0;
+  while (lineStart < end) {
+    if (lines === maxLines) {
+      truncated = true;
+      break;
+    }
+    lines++;
+    let next = text.indexOf('\n', lineStart);
+    if (next < 0 || next > end) next = end;
+    const lineEnd =
+      next > lineStart && text.charCodeAt(next - 1) === CARRIAGE_RETURN ? next - 1 : next;
+    const outcome = scanner.readLine(lineStart, lineEnd, types);
+    lineStart = next + 1;
+    if (outcome === 'sample') samples.push(scanner.takeSample());
+    else if (outcome === 'invalid') skippedLines++;
+    else if (outcome === 'eof') break;
+  }
+  return { samples, types, skippedLines, truncated };
+}

@@ -1,0 +1,225 @@
+import { describe, expect, it } from 'vitest';
+import type { RuntimeType } from '../../../src/index.js';
+import { LoadReader, type ScrapedWorker } from '../../../src/transport/http/load-reader.js';
+import { fixture } from './support/fake-worker.js';
+
+function worker(runtime: RuntimeType, extra: Partial<ScrapedWorker> = {}): ScrapedWorker {
+  return { url: 'http://10.0.0.7:8000', runtime, ...extra };
+}
+
+describe('LoadReader: vLLM', () => {
+  it('sums requests over engines and takes the fullest engine for KV usage (V1 scrape)', () => {
+    const reader = new LoadReader(16);
+
+    const report = reader.read(fixture('vllm-v1.txt'), worker('vllm'), 1_000);
+
+    expect(report).toEqual({
+      runningRequests: 12,
+      waitingRequests: 2,
+      tokenUsage: 0.6101522842639594,
+      at: 1_000,
+    });
+  });
+
+  it('reads only its own engine for a worker registered as one data-parallel rank', () => {
+    const reader = new LoadReader(16);
+
+    const report = reader.read(fixture('vllm-v1.txt'), worker('vllm', { dpRank: 0 }), 1_000);
+
+    expect(report).toEqual({
+      runningRequests: 7,
+      waitingRequests: 2,
+      tokenUsage: 0.42131979695431476,
+      at: 1_000,
+    });
+  });
+
+  it('reads gpu_cache_usage_perc and the throughput gauge of a V0 scrape', () => {
+    const report = new LoadReader(16).read(fixture('vllm-v0.txt'), worker('vllm'), 5);
+
+    expect(report).toEqual({
+      runningRequests: 3,
+      waitingRequests: 1,
+      tokenUsage: 0.07310439859302316,
+      throughput: 198.4,
+      at: 5,
+    });
+  });
+
+  it('prefers kv_cache_usage_perc to gpu_cache_usage_perc, whichever comes first', () => {
+    const text = ['vllm:gpu_cache_usage_perc 0.9', 'vllm:kv_cache_usage_perc 0.2'].join('\n');
+
+    expect(new LoadReader(0).read(text, worker('vllm'), 0)?.tokenUsage).toBe(0.2);
+  });
+
+  it('falls back to gpu_cache_usage_perc when every kv_cache_usage_perc series is unusable', () => {
+    const text = ['vllm:kv_cache_usage_perc NaN', 'vllm:gpu_cache_usage_perc 0.3'].join('\n');
+
+    expect(new LoadReader(0).read(text, worker('vllm'), 0)?.tokenUsage).toBe(0.3);
+  });
+
+  it('sums request counts over model series (base model and LoRA adapters)', () => {
+    const text = [
+      'vllm:num_requests_running{model_name="base"} 4',
+      'vllm:num_requests_running{model_name="sql-lora"} 3',
+      'vllm:kv_cache_usage_perc{model_name="base"} 0.5',
+      'vllm:kv_cache_usage_perc{model_name="sql-lora"} 0.25',
+    ].join('\n');
+
+    expect(new LoadReader(0).read(text, worker('vllm'), 0)).toEqual({
+      runningRequests: 7,
+      tokenUsage: 0.5,
+      at: 0,
+    });
+  });
+});
+
+describe('LoadReader: SGLang', () => {
+  it('maps token_usage, num_running_reqs, num_queue_reqs and gen_throughput', () => {
+    const report = new LoadReader(16).read(fixture('sglang.txt'), worker('sglang'), 7);
+
+    expect(report).toEqual({
+      runningRequests: 14,
+      waitingRequests: 3,
+      tokenUsage: 0.37,
+      throughput: 812.5398611326021,
+      at: 7,
+    });
+  });
+
+  it('reads sglang_ names, sums over dp ranks and drops a +Inf throughput series', () => {
+    const report = new LoadReader(16).read(fixture('sglang-exporter.txt'), worker('sglang'), 7);
+
+    expect(report).toEqual({
+      runningRequests: 59,
+      waitingRequests: 13,
+      tokenUsage: 0.93,
+      throughput: 1520.25,
+      at: 7,
+    });
+  });
+
+  it('reads only its own dp_rank for a worker registered as one rank', () => {
+    const report = new LoadReader(16).read(
+      fixture('sglang-exporter.txt'),
+      worker('sglang', { dpRank: 1 }),
+      7,
+    );
+
+    // Rank 1's only throughput series is +Inf: dropped, so no throughput at all.
+    expect(report).toEqual({ runningRequests: 28, waitingRequests: 9, tokenUsage: 0.93, at: 7 });
+  });
+});
+
+describe('LoadReader: runtime choice and bad values', () => {
+  it.each<[RuntimeType, string, 'vllm' | 'sglang' | undefined]>([
+    ['vllm', 'vllm-v1.txt', 'vllm'],
+    ['vllm', 'sglang.txt', undefined],
+    ['sglang', 'sglang.txt', 'sglang'],
+    ['sglang', 'vllm-v1.txt', undefined],
+    ['unspecified', 'vllm-v1.txt', 'vllm'],
+    ['unspecified', 'sglang.txt', 'sglang'],
+    ['trtllm', 'sglang.txt', 'sglang'],
+  ])('a %s worker serving %s reads %s metrics', (runtime, file, family) => {
+    const report = new LoadReader(0).read(fixture(file), worker(runtime), 0);
+
+    const expected =
+      family === undefined ? undefined : family === 'vllm' ? 12 : 14; /* runningRequests */
+    expect(report?.runningRequests).toBe(expected);
+  });
+
+  it('reads vLLM metrics when a worker of unknown runtime serves both families', () => {
+    const text = `${fixture('sglang.txt')}\n${fixture('vllm-v0.txt')}`;
+
+    expect(new LoadReader(0).read(text, worker('unspecified'), 0)?.runningRequests).toBe(3);
+  });
+
+  it('drops NaN, infinite and negative values, and reports nothing when none is left', () => {
+    const text = [
+      'vllm:num_requests_running NaN',
+      'vllm:num_requests_waiting +Inf',
+      'vllm:kv_cache_usage_perc -0.5',
+      'vllm:avg_generation_throughput_toks_per_s -Inf',
+    ].join('\n');
+
+    expect(new LoadReader(0).read(text, worker('vllm'), 0)).toBeUndefined();
+  });
+
+  it('keeps the usable series of a metric when others are NaN', () => {
+    const text = [
+      'vllm:num_requests_running{engine="0"} NaN',
+      'vllm:num_requests_running{engine="1"} 2',
+    ].join('\n');
+
+    expect(new LoadReader(0).read(text, worker('vllm'), 0)).toEqual({ runningRequests: 2, at: 0 });
+  });
+
+  it('reads usage above 1 as 1', () => {
+    expect(new LoadReader(0).read('sglang:token_usage 1.7', worker('sglang'), 0)).toEqual({
+      tokenUsage: 1,
+      at: 0,
+    });
+  });
+
+  it.each([
+    ['an nginx error page', fixture('nginx-502.txt')],
+    ['JSON', '{"status":"ok"}'],
+    ['an empty body', ''],
+    ['unrelated metrics', 'process_open_fds 87\npython_info{version="3.12"} 1\n'],
+  ])('reports nothing for %s', (_label, text) => {
+    expect(new LoadReader(16).read(text, worker('unspecified'), 0)).toBeUndefined();
+  });
+});
+
+describe('LoadReader: throughput from the generated-token counter', () => {
+  const counter = (tokens: number) =>
+    `vllm:num_requests_running 1\nvllm:generation_tokens_total{engine="0"} ${tokens}\n`;
+
+  it('derives tokens per second from two scrapes of the same worker', () => {
+    const reader = new LoadReader(16);
+
+    const first = reader.read(counter(1_000), worker('vllm'), 10_000);
+    const second = reader.read(counter(1_500), worker('vllm'), 12_000);
+
+    expect(first).toEqual({ runningRequests: 1, at: 10_000 });
+    expect(second).toEqual({ runningRequests: 1, throughput: 250, at: 12_000 });
+  });
+
+  it('keeps one baseline per worker URL', () => {
+    const reader = new LoadReader(16);
+    const a = worker('vllm', { url: 'http://a:8000' });
+    const b = worker('vllm', { url: 'http://b:8000' });
+
+    reader.read(counter(0), a, 0);
+    reader.read(counter(9_000), b, 500);
+    const report = reader.read(counter(2_000), a, 2_000);
+
+    expect(report?.throughput).toBe(1_000);
+  });
+
+  it('prefers the engine throughput gauge to the counter', () => {
+    const reader = new LoadReader(16);
+    const text = (tokens: number) =>
+      `sglang:gen_throughput 42\nsglang:generation_tokens_total ${tokens}\n`;
+
+    reader.read(text(0), worker('sglang'), 0);
+
+    expect(reader.read(text(10_000), worker('sglang'), 1_000)?.throughput).toBe(42);
+  });
+
+  it('derives nothing when tracking is off', () => {
+    const reader = new LoadReader(0);
+
+    reader.read(counter(1_000), worker('vllm'), 0);
+
+    expect(reader.read(counter(2_000), worker('vllm'), 5_000)?.throughput).toBeUndefined();
+  });
+
+  it('reports nothing for a scrape holding only the counter, the first time', () => {
+    const reader = new LoadReader(16);
+    const only = (tokens: number) => `vllm:generation_tokens_total ${tokens}\n`;
+
+    expect(reader.read(only(100), worker('vllm'), 0)).toBeUndefined();
+    expect(reader.read(only(300), worker('vllm'), 2_000)).toEqual({ throughput: 100, at: 2_000 });
+  });
+});
