@@ -17,6 +17,8 @@
  * - `STALE_REVISION`: `expectedRevision` did not match the worker's current revision.
  * - `CLOSED`: the object was closed and takes no more calls.
  * - `NO_WORKER`: no worker was available to serve a request.
+ * - `TRANSPORT_FAILED`: a call to a worker failed: network error, timeout, abort, non-2xx status,
+ *   or a response that does not follow the protocol.
  *
  * @public
  */
@@ -28,7 +30,8 @@ export type FleetRouteErrorCode =
   | 'URL_CHANGED'
   | 'STALE_REVISION'
   | 'CLOSED'
-  | 'NO_WORKER';
+  | 'NO_WORKER'
+  | 'TRANSPORT_FAILED';
 
 /**
  * The default message of each code, used when a throw site gives none.
@@ -44,6 +47,7 @@ export const ERROR_MESSAGES: Readonly<Record<FleetRouteErrorCode, string>> = Obj
   STALE_REVISION: 'the worker changed since the expected revision',
   CLOSED: 'closed',
   NO_WORKER: 'no worker is available',
+  TRANSPORT_FAILED: 'a call to a worker failed',
 });
 
 const kBrand = Symbol.for('fleetroute.error');

@@ -16,6 +16,13 @@ const ALL_CODES: readonly FleetRouteErrorCode[] = [
   'STALE_REVISION',
   'CLOSED',
   'NO_WORKER',
+  'TRANSPORT_FAILED',
+];
+
+/** Codes thrown outside the registry, covered where they are thrown. */
+const ELSEWHERE: readonly FleetRouteErrorCode[] = [
+  'NO_WORKER', // Router.execute: test/router/execute.test.ts
+  'TRANSPORT_FAILED', // fleetroute/http models(): test/transport/http
 ];
 
 interface Trigger {
@@ -67,12 +74,12 @@ const TRIGGERS: readonly Trigger[] = [
 ];
 
 describe('FleetRouteError', () => {
-  it('has a throw site for every code except NO_WORKER, and this table covers each one', () => {
+  it('has a registry throw site for every registry code, and this table covers each one', () => {
     // Arrange
     const covered = new Set(TRIGGERS.map((t) => t.code));
 
     // Act
-    const missing = ALL_CODES.filter((code) => code !== 'NO_WORKER' && !covered.has(code));
+    const missing = ALL_CODES.filter((code) => !ELSEWHERE.includes(code) && !covered.has(code));
 
     // Assert
     expect(missing).toEqual([]);
@@ -120,8 +127,9 @@ describe('FleetRouteError', () => {
     expect(error.message.length).toBeGreaterThan(0);
   });
 
-  it('NO_WORKER has no throw site yet but its default message reads "no worker is available"', () => {
+  it('NO_WORKER and TRANSPORT_FAILED read "no worker is available" and "a call to a worker failed"', () => {
     expect(new FleetRouteError('NO_WORKER').message).toBe('no worker is available');
+    expect(new FleetRouteError('TRANSPORT_FAILED').message).toBe('a call to a worker failed');
   });
 
   it('keeps the cause it was given', () => {

@@ -11,7 +11,7 @@ import { FleetRouteError, type FleetRouteErrorCode } from '../../core/errors.js'
  * in `src/core/errors.ts` (with the default message "a call to a worker failed"); the double cast
  * goes away then.
  */
-export const TRANSPORT_FAILED = 'TRANSPORT_FAILED' as string as FleetRouteErrorCode;
+export const TRANSPORT_FAILED: FleetRouteErrorCode = 'TRANSPORT_FAILED';
 
 /** A short, non-secret code from an underlying error (`ECONNREFUSED`, `UND_ERR_SOCKET`…). */
 function codeOf(error: unknown): string | undefined {
