@@ -99,7 +99,7 @@ export interface CacheAwareStats {
 
 /**
  * Keeps each conversation's prefix on the worker that already holds it in its KV cache, without
- * piling load onto one worker (SPEC §5). Per request:
+ * piling load onto one worker. Per request:
  *
  * 1. One pass over the candidates reads each one's state once: availability, in-flight load,
  *    the least-loaded available worker (ties: fewer `processed`, then list position), and, when

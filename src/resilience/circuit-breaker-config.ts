@@ -116,13 +116,23 @@ export function resolveCircuitBreakerConfig(
   });
 }
 
-function readWindow(field: string, value: unknown, base: CircuitWindowConfig | undefined): CircuitWindowConfig | undefined {
+function readWindow(
+  field: string,
+  value: unknown,
+  base: CircuitWindowConfig | undefined,
+): CircuitWindowConfig | undefined {
   if (value === undefined) return base;
   if (value === null || value === false) return undefined;
   const o = readObject(field, value);
   return Object.freeze({
     ms: readInteger(`${field}.ms`, o.ms, base?.ms ?? 60_000, 1, 2_147_483_647),
-    minRequests: readInteger(`${field}.minRequests`, o.minRequests, base?.minRequests ?? 20, 1, 1_000_000_000),
+    minRequests: readInteger(
+      `${field}.minRequests`,
+      o.minRequests,
+      base?.minRequests ?? 20,
+      1,
+      1_000_000_000,
+    ),
     failureRate: readNumber(`${field}.failureRate`, o.failureRate, base?.failureRate ?? 0.5, 0, 1),
   });
 }

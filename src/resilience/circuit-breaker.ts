@@ -187,7 +187,8 @@ export class CircuitBreaker {
     if (window !== undefined) {
       window.record(true, this.#clock());
       const w = this.#config.window!;
-      rateTripped = window.total >= w.minRequests && window.failures / window.total >= w.failureRate;
+      rateTripped =
+        window.total >= w.minRequests && window.failures / window.total >= w.failureRate;
     }
     if (++this.#consecutiveFailures >= this.#config.failureThreshold || rateTripped) this.#open();
   }

@@ -1,5 +1,5 @@
 /**
- * `blockHashes` (SPEC §5): the documented, stable scheme of chained per-block hashes, recomputed
+ * `blockHashes`: the documented, stable scheme of chained per-block hashes, recomputed
  * here independently with `xxhash-wasm`, plus validation and a golden table that pins it.
  */
 import fc from 'fast-check';

@@ -1,5 +1,5 @@
 /**
- * The engine KV block index (SPEC §5, event mode): which workers hold which blocks, and the
+ * The engine KV block index (event mode): which workers hold which blocks, and the
  * validation of KV events and block hashes.
  */
 import fc from 'fast-check';

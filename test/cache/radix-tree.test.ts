@@ -1,5 +1,5 @@
 /**
- * Scenarios of the approximate radix tree (SPEC §5): matching, page alignment, sibling chains,
+ * Scenarios of the approximate radix tree: matching, page alignment, sibling chains,
  * leaf-first and oldest-first eviction, tenant removal, surrogates, memory ownership, `clear()`.
  */
 import v8 from 'node:v8';

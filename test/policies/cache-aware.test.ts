@@ -1,5 +1,5 @@
 /**
- * `cache_aware` (SPEC §5): prefix affinity through the approximate tree, the imbalance and
+ * `cache_aware`: prefix affinity through the approximate tree, the imbalance and
  * KV-usage escapes, stale matches, removal, event-driven scoring, and the decision counters.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';

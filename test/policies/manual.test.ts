@@ -1,5 +1,5 @@
 /**
- * `manual`: sticky routing key → worker placement (SPEC §4): stickiness, failover to a stored
+ * `manual`: sticky routing key → worker placement: stickiness, failover to a stored
  * secondary, win-back by a recovered primary, idle expiry with a lazy sweep, the key bound, and
  * `removeWorker`; then a property over random operation sequences.
  */

@@ -1,5 +1,5 @@
 /**
- * Properties of the approximate radix tree (SPEC §5) for both key kinds: tenant sizes, eviction
+ * Properties of the approximate radix tree for both key kinds: tenant sizes, eviction
  * bounds, matches against a brute-force model, match-and-insert, tenant removal, and the
  * structural invariants after every operation of random interleavings.
  *

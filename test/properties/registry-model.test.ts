@@ -1,9 +1,9 @@
 /**
- * Model-based property test of the WorkerRegistry under concurrent mutation (SPEC §2, §7).
+ * Model-based property test of the WorkerRegistry under concurrent mutation .
  *
  * Each run draws a batch of async calls (valid and junk) over a small pool of URLs, starts them
  * all, and lets `fc.scheduler()` decide the order in which they start, ask for their URL's lock
- * and enter it. After every run it checks the invariants of SPEC §2:
+ * and enter it. After every run it checks the registry's invariants (docs/registry.md):
  *   1. exactly one event per successful mutation, none for a failed or no-op call;
  *   2. per worker id, `registered` first and `removed` last;
  *   3. replaying the event log onto an empty model reproduces membership, statuses, models;
@@ -590,7 +590,7 @@ function checkRings(registry: WorkerRegistry): void {
 }
 
 describe('WorkerRegistry under concurrent mutation (model-based)', () => {
-  it('keeps every SPEC §2 invariant for any interleaving of register / replace / transition / remove / reserve / probe / junk', async () => {
+  it('keeps every registry invariant for any interleaving of register / replace / transition / remove / reserve / probe / junk', async () => {
     expect(JUNK_COUNT()).toBe(junkCalls(undefined as unknown as WorkerRegistry, 'x').length);
     await fc.assert(
       fc.asyncProperty(

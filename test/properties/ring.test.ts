@@ -1,5 +1,5 @@
 /**
- * Properties of HashRing (SPEC §3): determinism, minimal movement on membership change, balance,
+ * Properties of HashRing: determinism, minimal movement on membership change, balance,
  * at-most-once probing on the walk, and the bounded-load guarantee.
  */
 import fc from 'fast-check';

@@ -1,5 +1,5 @@
 /**
- * Bad input on every public registry method (SPEC §7): each call either returns the documented
+ * Bad input on every public registry method : each call either returns the documented
  * miss value or throws a `FleetRouteError` with the right code, and the registry is unchanged:
  * same snapshot, same counters, no event.
  */

@@ -1,5 +1,5 @@
 /**
- * Registry races on one URL (SPEC §2 "serialised per URL"; smg PR #1113 review findings):
+ * Registry races on one URL (mutations are serialised per URL):
  * mutations started without awaiting, in both orders, and forced interleavings that park a
  * mutation before or inside the URL's lock. Every row ends with the cross-index invariants.
  */

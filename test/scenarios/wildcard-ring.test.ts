@@ -1,5 +1,5 @@
 /**
- * The wildcard ring (SPEC §2; smg PR "build a hash ring for model-less requests"): a ring over
+ * The wildcard ring: a ring over
  * every worker, deduplicated by URL, that is the very same object as the model's ring when the
  * registry serves exactly one model.
  */

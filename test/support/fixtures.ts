@@ -95,7 +95,7 @@ export function hugeString(megabytes = 10): string {
 export const LONE_SURROGATE = 'http://host\uD800:8000';
 
 /**
- * Checks the registry's cross-index invariants (SPEC §2): url → id and id → worker form a
+ * Checks the registry's cross-index invariants (docs/registry.md): url → id and id → worker form a
  * bijection over live workers, every model's workers are those naming it plus the wildcards,
  * every ring's membership equals its worker set, and the wildcard ring spans every worker.
  */

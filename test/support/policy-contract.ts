@@ -1,5 +1,5 @@
 /**
- * The contract every policy honours (SPEC §4, issue rules), checked the same way for each:
+ * The contract every policy honours (docs/policies.md), checked the same way for each:
  * - `select` returns `undefined` or an available member of the list it was given;
  * - it never throws on an empty or odd list (holes, non-workers, duplicates, removed workers);
  * - it reads each candidate's routing state (`routingState()` or `isAvailable()`) at most once;
