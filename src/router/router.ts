@@ -11,10 +11,11 @@ import type { LoadReport, Policy, SelectRequest } from '../policies/policy.js';
 import { selectPair } from '../policies/select-pair.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
-import { resolveRetryConfig } from '../resilience/retry-config.js';
+import { type ResolvedRetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import { WorkerLease } from '../workers/lease.js';
 import type { Worker } from '../workers/worker.js';
 import { HealthLoop } from './health-loop.js';
+import { LinkedSignal } from './linked-signal.js';
 import { LoadPoller } from './load-poller.js';
 import { backoffDelay, retryAfterMs, sleep } from './retry.js';
 import {
@@ -260,8 +261,23 @@ export class Router {
     const override = model === undefined ? undefined : this.#o.registry.getRetryConfig(model);
     const retry =
       override === undefined ? this.#o.retry : resolveRetryConfig(override, 'retry', this.#o.retry);
-    const combined =
-      signal === undefined ? this.#abort.signal : AbortSignal.any([signal, this.#abort.signal]);
+    if (signal === undefined) return this.#attempt(req, send, retry, this.#abort.signal);
+    const linked = new LinkedSignal(signal, this.#abort.signal);
+    try {
+      return await this.#attempt(req, send, retry, linked.signal);
+    } finally {
+      linked.dispose();
+    }
+  }
+
+  /** The retry loop of {@link Router.execute}, under one signal. */
+  async #attempt<T>(
+    req: SelectRequest,
+    send: (worker: Worker, context: AttemptContext) => Promise<T>,
+    retry: ResolvedRetryConfig,
+    combined: AbortSignal,
+  ): Promise<T> {
+    const model = typeof req.model === 'string' ? req.model : undefined;
     const tried = new Set<Worker>();
     let response: { value: T } | undefined;
     let error: unknown;

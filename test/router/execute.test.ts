@@ -2,6 +2,7 @@
  * `Router.execute`: retries on other workers, backoff with jitter and Retry-After, abort,
  * outcomes fed to the breakers, and what it returns or throws in the end.
  */
+import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   backoffDelay,
@@ -178,6 +179,52 @@ describe('Router.execute', () => {
     expect(workers[0]!.circuitBreaker.snapshot().consecutiveFailures).toBe(0);
     expect(workers[0]!.load).toBe(0);
     await router.close();
+  });
+
+  it('leaves no listener on a long-lived caller signal once calls end, whatever their outcome', async () => {
+    const { router } = await fleet(2, { retry: { maxAttempts: 2, initialBackoffMs: 1 } });
+    const controller = new AbortController();
+    const { signal } = controller;
+    for (let i = 0; i < 50; i++) {
+      await router.execute({ model: 'm' }, async () => ({ status: 200 }), { signal });
+      const failing = router.execute({ model: 'm' }, async () => ({ status: 503 }), { signal });
+      await vi.runAllTimersAsync();
+      await failing;
+      const throwing = router.execute(
+        { model: 'm' },
+        async () => {
+          throw new Error('x');
+        },
+        { signal },
+      );
+      const assertion = expect(throwing).rejects.toThrow('x');
+      await vi.runAllTimersAsync();
+      await assertion;
+    }
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+    await router.close();
+  });
+
+  it('close() aborts an execution that passed its own signal', async () => {
+    const { router } = await fleet(1);
+    const controller = new AbortController();
+    let seen: AbortSignal | undefined;
+    const promise = router.execute(
+      { model: 'm' },
+      (_w, { signal }) =>
+        new Promise((_resolve, reject) => {
+          seen = signal;
+          signal.addEventListener('abort', () => reject(signal.reason));
+        }),
+      { signal: controller.signal },
+    );
+    const assertion = expect(promise).rejects.toMatchObject({ code: 'CLOSED' });
+    await vi.advanceTimersByTimeAsync(0);
+    await router.close();
+    await assertion;
+    expect(seen?.aborted).toBe(true);
+    expect(controller.signal.aborted).toBe(false);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('uses the model’s retry override from the registry', async () => {
