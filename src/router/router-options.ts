@@ -8,7 +8,7 @@ import { createPolicy } from '../policies/create-policy.js';
 import { POLICY_NAMES, type Policy, type PolicyName } from '../policies/policy.js';
 import { WorkerRegistry } from '../registry/worker-registry.js';
 import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
-import { type Clock, monotonicClock } from '../resilience/clock.js';
+import type { Clock } from '../resilience/clock.js';
 import {
   type HealthConfig,
   type ResolvedHealthConfig,
@@ -68,7 +68,11 @@ export interface RouterOptions {
    * `NODE_ENV` is `'production'`
    */
   readonly reportLeakedLeases?: boolean;
-  /** Time source (ms, monotonic). @defaultValue `performance.now` */
+  /**
+   * Time source (ms, monotonic) given to the policies the router builds from a name (report
+   * staleness, key TTLs). Circuit breakers use the registry's clock; the health and polling loops
+   * run on timers. @defaultValue each policy's own clock (`performance.now`, read at most once per ms)
+   */
   readonly clock?: Clock;
   /** Random source in [0, 1) for backoff jitter. @defaultValue `Math.random` */
   readonly random?: () => number;
@@ -88,7 +92,6 @@ export interface ResolvedRouterOptions {
   readonly retry: ResolvedRetryConfig;
   readonly maxConcurrentProbes: number;
   readonly reportLeakedLeases: boolean;
-  readonly clock: Clock;
   readonly random: () => number;
 }
 
@@ -118,29 +121,31 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
     o.loadPolling === false || transport.loads === undefined
       ? undefined
       : resolveLoadPolling(o.loadPolling);
-  const staleAfterMs = loadPolling?.staleAfterMs;
+  if (o.clock !== undefined && typeof o.clock !== 'function') fail('clock', 'a function', o.clock);
+  const built: BuiltPolicyConfig = {
+    staleAfterMs: loadPolling?.staleAfterMs,
+    clock: o.clock as Clock | undefined,
+  };
   const policies = new Map<string, Policy>();
   for (const [model, value] of Object.entries(readObject('policies', o.policies))) {
-    policies.set(model, readPolicy(`policies.${model}`, value, 'power_of_two', staleAfterMs));
+    policies.set(model, readPolicy(`policies.${model}`, value, 'power_of_two', built));
   }
-  if (o.clock !== undefined && typeof o.clock !== 'function') fail('clock', 'a function', o.clock);
   if (o.random !== undefined && typeof o.random !== 'function')
     fail('random', 'a function', o.random);
   const defaultReport = process.env.NODE_ENV !== 'production';
   return Object.freeze({
     registry: o.registry as WorkerRegistry,
     transport,
-    policy: readPolicy('policy', o.policy, 'power_of_two', staleAfterMs),
+    policy: readPolicy('policy', o.policy, 'power_of_two', built),
     policies,
-    prefillPolicy: readPolicy('prefillPolicy', o.prefillPolicy, 'round_robin', staleAfterMs),
-    decodePolicy: readPolicy('decodePolicy', o.decodePolicy, 'power_of_two', staleAfterMs),
+    prefillPolicy: readPolicy('prefillPolicy', o.prefillPolicy, 'round_robin', built),
+    decodePolicy: readPolicy('decodePolicy', o.decodePolicy, 'power_of_two', built),
     health: o.health === false ? undefined : resolveHealthConfig(o.health, 'health'),
     loadPolling,
     circuitBreaker: o.circuitBreaker as CircuitBreakerConfig | undefined,
     retry: resolveRetryConfig(o.retry, 'retry'),
     maxConcurrentProbes: readInteger('maxConcurrentProbes', o.maxConcurrentProbes, 128, 1, 100_000),
     reportLeakedLeases: readBoolean('reportLeakedLeases', o.reportLeakedLeases, defaultReport),
-    clock: (o.clock as Clock | undefined) ?? monotonicClock,
     random: (o.random as (() => number) | undefined) ?? Math.random,
   });
 }
@@ -167,12 +172,21 @@ function resolveLoadPolling(value: unknown): ResolvedLoadPollingConfig {
   });
 }
 
-/** A policy instance, or one built from its name (with the polling staleness where it applies). */
+/** What the router passes to the policies it builds from a name. */
+interface BuiltPolicyConfig {
+  readonly staleAfterMs: number | undefined;
+  readonly clock: Clock | undefined;
+}
+
+/**
+ * A policy instance, or one built from its name with the router's clock (when given) and the
+ * polling staleness (where it applies).
+ */
 function readPolicy(
   field: string,
   value: unknown,
   fallback: PolicyName,
-  staleAfterMs: number | undefined,
+  built: BuiltPolicyConfig,
 ): Policy {
   const name = value ?? fallback;
   if (typeof name === 'object' && name !== null && typeof (name as Policy).select === 'function')
@@ -181,8 +195,8 @@ function readPolicy(
     fail(field, `a Policy or one of ${POLICY_NAMES.join(', ')}`, name);
   }
   const usesReports = name === 'power_of_two' || name === 'least_load' || name === 'cache_aware';
-  return createPolicy(
-    name as PolicyName,
-    usesReports && staleAfterMs !== undefined ? { staleAfterMs } : {},
-  );
+  const config: { staleAfterMs?: number; clock?: Clock } = {};
+  if (usesReports && built.staleAfterMs !== undefined) config.staleAfterMs = built.staleAfterMs;
+  if (built.clock !== undefined) config.clock = built.clock;
+  return createPolicy(name as PolicyName, config);
 }

@@ -141,7 +141,7 @@ describe('health loop', () => {
     await tick(1_000);
     registry.on('statusChanged', (e) => transitions.push(`${e.from}→${e.to}`));
     for (let i = 0; i < 20; i++) {
-      t.set('http://a:1', i % 2 === 0 ? false : true);
+      t.set('http://a:1', i % 2 !== 0);
       await tick(1_000);
     }
     expect(workers[0]!.status).toBe('ready');

@@ -157,6 +157,43 @@ describe('Router load polling', () => {
     expect(polled.length).toBe(3);
   });
 
+  it('a report older than 3 intervals is dropped: the policy falls back to in-flight counts', async () => {
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    const busy = await registry.register({ url: 'http://busy:1', models: ['m'] });
+    const idle = await registry.register({ url: 'http://idle:1', models: ['m'] });
+    let answering = true;
+    const transport: Transport = {
+      probe: async () => true,
+      loads: async (w: Worker) =>
+        answering ? { tokenUsage: w.url === busy.url ? 0.9 : 0.1 } : undefined,
+    };
+    const router = new Router({
+      registry,
+      transport,
+      health: false,
+      policy: 'power_of_two',
+      loadPolling: { intervalMs: 1_000 },
+      clock: () => Date.now(),
+    });
+    router.start();
+    await vi.advanceTimersByTimeAsync(0);
+    // Three requests held on the idle worker: reports still say it is the lighter one.
+    const held = [1, 2, 3].map(() => router.select({ model: 'm' })!);
+    expect(held.map((l) => l.worker)).toEqual([idle, idle, idle]);
+
+    answering = false; // the metrics endpoint stops answering
+    await vi.advanceTimersByTimeAsync(2_900);
+    const fresh = router.select({ model: 'm' })!;
+    expect(fresh.worker).toBe(idle); // 2.9 s old: within 3 intervals, still used
+    fresh.release();
+    await vi.advanceTimersByTimeAsync(200);
+    const stale = router.select({ model: 'm' })!;
+    expect(stale.worker).toBe(busy); // 3.1 s old: dropped, 0 in flight beats 3
+    stale.release();
+    for (const lease of held) lease.release();
+    await router.close();
+  });
+
   it('a poll that errors, hangs or answers nothing just leaves the worker out of the round', async () => {
     const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
     for (const url of ['http://ok:1', 'http://err:1', 'http://hang:1', 'http://none:1'])
