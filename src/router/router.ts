@@ -235,6 +235,8 @@ export class Router {
    * `send(worker, { signal, attempt })`, and releases the lease with the outcome: a thrown error
    * is a failed attempt; a returned value with a numeric `status` is an HTTP outcome, a failure
    * when the status is in the worker's breaker `failureStatuses`. A success is returned at once.
+   * An error thrown with a `retryable: false` property is a failed attempt that ends the call at
+   * once (for instance a stream that broke after its first bytes reached the client).
    * After a failure it waits (exponential backoff with jitter, or the response's `Retry-After` up
    * to `maxBackoffMs`) and tries another worker, while attempts remain (`retry.maxAttempts`, or
    * the model's override from `registry.setModelRetryConfig`).
@@ -315,6 +317,7 @@ export class Router {
         // An attempt the caller aborted says nothing about the worker.
         lease.release(combined.aborted ? undefined : { ok: false });
         if (combined.aborted) throw combined.reason;
+        if (isFinal(thrown)) throw thrown;
         error = thrown;
       }
       if (attempt < retry.maxAttempts) {
@@ -464,4 +467,13 @@ function statusOf(value: unknown): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const status = (value as { status?: unknown }).status;
   return typeof status === 'number' && Number.isFinite(status) ? status : undefined;
+}
+
+/** An error `send` marked as not worth another attempt (`retryable: false`). */
+function isFinal(thrown: unknown): boolean {
+  return (
+    typeof thrown === 'object' &&
+    thrown !== null &&
+    (thrown as { retryable?: unknown }).retryable === false
+  );
 }

@@ -227,6 +227,23 @@ describe('Router.execute', () => {
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
+  it('an error thrown with retryable: false fails the attempt and ends the call at once', async () => {
+    const { router, workers } = await fleet(3, { retry: { maxAttempts: 3 } });
+    const broken = Object.assign(new Error('stream broke after the first bytes'), {
+      retryable: false,
+    });
+    const send = vi.fn(async () => {
+      throw broken;
+    });
+    await expect(router.execute({ model: 'm' }, send)).rejects.toBe(broken);
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(workers.map((w) => w.circuitBreaker.snapshot().consecutiveFailures).sort()).toEqual([
+      0, 0, 1,
+    ]);
+    expect(router.stats().retries).toBe(0);
+    await router.close();
+  });
+
   it('uses the model’s retry override from the registry', async () => {
     const { registry, router } = await fleet(5, { retry: { maxAttempts: 5 } });
     registry.setModelRetryConfig('m', { maxAttempts: 2 });
