@@ -1,0 +1,47 @@
+/**
+ * Every example runs to completion on its own and prints what it promises: examples are docs, and
+ * docs that do not run are wrong.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+
+async function example(name: string): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', `examples/${name}`], {
+    cwd: new URL('..', import.meta.url),
+    env: { ...process.env, WORKERS: '' },
+    timeout: 60_000,
+  });
+  return stdout;
+}
+
+describe('examples', () => {
+  it('quickstart.ts (npm start)', async () => {
+    expect(await example('quickstart.ts')).not.toBe('');
+  });
+
+  it('router.ts', async () => {
+    expect(await example('router.ts')).not.toBe('');
+  });
+
+  it('policies.ts', async () => {
+    expect(await example('policies.ts')).not.toBe('');
+  });
+
+  it('http-transport.ts', async () => {
+    expect(await example('http-transport.ts')).not.toBe('');
+  });
+
+  it('http-proxy.ts: same prefix to the same worker, a stream relayed, a dying worker survived', async () => {
+    const out = await example('http-proxy.ts');
+    const served = [...out.matchAll(/^200 from (gpu-\d)/gm)].map((m) => m[1]);
+    expect(served).toHaveLength(4);
+    expect(served[2]).toBe(served[0]); // same SQL prefix
+    expect(served[3]).toBe(served[1]); // same poet prefix
+    expect(out).toMatch(/streamed 3 events: "Hello from gpu-\d"/);
+    expect(out).toContain('12/12 requests succeeded');
+    expect(out).toContain('loads after the run: 0, 0, 0');
+  });
+});
