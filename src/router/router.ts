@@ -244,8 +244,9 @@ export class Router {
    * @returns the first successful result; when every attempt failed, the last response that had
    *   a status.
    * @throws the last error when no attempt returned a status; {@link FleetRouteError} `NO_WORKER`
-   *   when no worker was available at all; the signal's reason when `signal` aborts (the backoff
-   *   is cancelled); `CLOSED` after `close()`.
+   *   when no worker was available at all; the signal's reason as soon as `signal` aborts (the
+   *   backoff is cancelled; a `send` that ignores its signal is abandoned and its late outcome
+   *   ignored); `CLOSED` when the router closes.
    */
   async execute<T>(
     request: SelectRequest,
@@ -301,7 +302,10 @@ export class Router {
       this.#attempts++;
       let delayHint: number | undefined;
       try {
-        const value = await send(worker, { signal: combined, attempt });
+        const value = await untilAborted(
+          Promise.resolve(send(worker, { signal: combined, attempt })),
+          combined,
+        );
         const status = statusOf(value);
         if (
           status === undefined ||
@@ -367,7 +371,7 @@ export class Router {
 
   /**
    * Stops everything: health timers, polling, probes and polls in flight (aborted; one that
-   * ignores its signal is abandoned), in-flight `execute` backoffs (rejected with `CLOSED`),
+   * ignores its signal is abandoned), in-flight `execute` calls (rejected with `CLOSED`),
    * registry subscription, breaker observers, and every policy's `close()`. Idempotent; resolves
    * without waiting for transports that never settle.
    */
@@ -467,6 +471,32 @@ function statusOf(value: unknown): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const status = (value as { status?: unknown }).status;
   return typeof status === 'number' && Number.isFinite(status) ? status : undefined;
+}
+
+/**
+ * Settles like `promise`, or rejects with the signal's reason as soon as `signal` aborts — so a
+ * `send` that ignores its signal cannot hold `execute` (or `close()`) forever. A late outcome of
+ * `promise` is absorbed.
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** An error `send` marked as not worth another attempt (`retryable: false`). */

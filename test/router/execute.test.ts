@@ -244,6 +244,30 @@ describe('Router.execute', () => {
     await router.close();
   });
 
+  it('a send that ignores its signal cannot hold execute: abort ends it at once, a late answer is ignored', async () => {
+    const { router, workers } = await fleet(1);
+    const controller = new AbortController();
+    let answer: (value: { status: number }) => void = () => {};
+    const promise = router.execute(
+      { model: 'm' },
+      () =>
+        new Promise<{ status: number }>((resolve) => {
+          answer = resolve;
+        }),
+      { signal: controller.signal },
+    );
+    const assertion = expect(promise).rejects.toThrow('gave up');
+    await vi.advanceTimersByTimeAsync(0);
+    controller.abort(new Error('gave up'));
+    await assertion;
+    expect(workers[0]!.load).toBe(0);
+    answer({ status: 500 }); // arrives after the call ended: changes nothing
+    await vi.advanceTimersByTimeAsync(0);
+    expect(workers[0]!.circuitBreaker.snapshot().consecutiveFailures).toBe(0);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    await router.close();
+  });
+
   it('uses the model’s retry override from the registry', async () => {
     const { registry, router } = await fleet(5, { retry: { maxAttempts: 5 } });
     registry.setModelRetryConfig('m', { maxAttempts: 2 });

@@ -2,6 +2,9 @@
  * The Router: selection and leases, load polling, circuit breakers and their events, a worker
  * dying mid-run, leaked leases, options and shutdown.
  */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -432,5 +435,25 @@ describe('Router shutdown with real timers', () => {
     await router.close();
     await new Promise((resolve) => setTimeout(resolve, 20)); // the shared 1 ms clock cache expires
     expect(timeouts()).toBeLessThanOrEqual(baseline);
+  });
+
+  it('a transport that throws, rejects or never settles: probes keep their cadence, no unhandled rejection, and the process exits by itself after close()', async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('fixtures/misbehaving-transport.ts', import.meta.url)),
+      ],
+      { timeout: 30_000 }, // killed (and the test fails) if the process does not end by itself
+    );
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(1); // no "unhandled rejection" line
+    const figures = JSON.parse(lines[0]!) as Record<string, unknown>;
+    // Three bad workers probed every 20 ms for 200 ms: well over one probe each, all failing.
+    expect(figures.probes).toBeGreaterThan(9);
+    expect(figures.failures).toBe(figures.probes);
+    expect(figures.timeouts).toBeGreaterThan(3);
+    expect(figures).toMatchObject({ stuck: 'CLOSED', backingOff: 'CLOSED' });
   });
 });
