@@ -1,0 +1,49 @@
+/**
+ * The simulated fleet: how many workers, how large their prefix caches are, and how fast they
+ * prefill and decode. Defaults describe an 8B-class model on one modern GPU per worker.
+ *
+ * @module
+ */
+
+/**
+ * Parameters of the simulated engines. Every field is optional in {@link FleetModelOptions}.
+ *
+ * @public
+ */
+export interface FleetModel {
+  /** Workers in the fleet. @defaultValue 8 */
+  readonly workers: number;
+  /**
+   * Prefix-cache capacity per worker, in tokens (`Infinity` for an unbounded cache). Blocks of
+   * running requests are pinned; unused blocks are evicted least recently used first.
+   * @defaultValue 262,144
+   */
+  readonly cacheTokens: number;
+  /** Tokens per cache block; only full blocks are reused. @defaultValue 16 */
+  readonly blockSize: number;
+  /** Prefill speed, tokens per second, for tokens not found in the cache. @defaultValue 8,000 */
+  readonly prefillTokensPerSecond: number;
+  /** Fixed cost of one decode step, ms. @defaultValue 6 */
+  readonly decodeStepMs: number;
+  /** Added cost of one decode step per running request, ms. @defaultValue 0.35 */
+  readonly decodeStepPerRequestMs: number;
+  /** Most requests running on one worker at once. @defaultValue 256 */
+  readonly maxRunning: number;
+  /** Most prompt tokens prefilled in one engine step (chunked prefill). @defaultValue 8,192 */
+  readonly maxBatchTokens: number;
+}
+
+/** {@link FleetModel} with every field optional. @public */
+export type FleetModelOptions = Partial<FleetModel>;
+
+/** The defaults of {@link FleetModel}. @public */
+export const DEFAULT_FLEET_MODEL: FleetModel = Object.freeze({
+  workers: 8,
+  cacheTokens: 262_144,
+  blockSize: 16,
+  prefillTokensPerSecond: 8_000,
+  decodeStepMs: 6,
+  decodeStepPerRequestMs: 0.35,
+  maxRunning: 256,
+  maxBatchTokens: 8_192,
+});
