@@ -11,7 +11,7 @@ import { RadixTree } from '../cache/radix-tree.js';
 import { TEXT_KEYS, tokenKeys } from '../cache/tree-keys.js';
 import { loadedHasher } from '../core/hash.js';
 import { fail, readInteger, readNumber } from '../core/options.js';
-import { loadBoundsOf } from '../workers/load-counter.js';
+import { loadBoundsOf, totalLoadOf } from '../workers/load-counter.js';
 import type { Worker } from '../workers/worker.js';
 import type { LoadReport, Policy, SelectRequest } from './policy.js';
 import { CacheAwareScan, isImbalanced } from './support/cache-aware-scan.js';
@@ -25,7 +25,8 @@ export type CacheAwareReason =
   | 'cache_miss'
   | 'imbalanced'
   | 'stale_match'
-  | 'event_overlap';
+  | 'event_overlap'
+  | 'holder_overloaded';
 
 const REASONS: readonly CacheAwareReason[] = [
   'cache_hit',
@@ -33,12 +34,14 @@ const REASONS: readonly CacheAwareReason[] = [
   'imbalanced',
   'stale_match',
   'event_overlap',
+  'holder_overloaded',
 ];
 const HIT = 0;
 const MISS = 1;
 const IMBALANCED = 2;
 const STALE = 3;
 const OVERLAP = 4;
+const OVERLOADED = 5;
 
 /** Options of the `cache_aware` policy. @public */
 export interface CacheAwareConfig extends CommonPolicyConfig {
@@ -51,6 +54,19 @@ export interface CacheAwareConfig extends CommonPolicyConfig {
   readonly balanceAbsThreshold?: number;
   /** Imbalance: the busiest worker's in-flight count over the idlest's (≥ 1). @defaultValue 1.5 */
   readonly balanceRelThreshold?: number;
+  /**
+   * Bound on a cache hit (≥ 1, or `Infinity` for none): the match is followed only while the
+   * holder's in-flight count, counting this request, stays within
+   * `ceil(loadFactor × (total in flight + 1) / workers) + loadSlack`; otherwise the request goes
+   * to the least-loaded worker (`holder_overloaded`), which then holds the prefix too, so a hot
+   * prefix spreads over as many workers as its traffic needs. @defaultValue 1.25
+   */
+  readonly loadFactor?: number;
+  /**
+   * Requests a holder may run above the `loadFactor` bound, so a lightly loaded fleet does not
+   * spread prefixes over a request or two of difference. @defaultValue 4
+   */
+  readonly loadSlack?: number;
   /**
    * Size budget per worker per tree, in characters (text trees) or tokens (token trees).
    * At most 8 bytes per cached character, 2,097,152 keeps 64 workers with nothing shared under
@@ -112,7 +128,9 @@ export interface CacheAwareStats {
  * 4. **Tree mode** — otherwise the model's approximate radix tree (tokens when the request has
  *    any, else text): if the longest match covers more than `cacheThreshold` of the request, the
  *    least-loaded available worker among those holding it (`cache_hit`); if none of them is
- *    available or a candidate, the least-loaded worker (`stale_match`); below the threshold, the
+ *    available or a candidate, the least-loaded worker (`stale_match`); if that holder would
+ *    exceed `ceil(loadFactor × (total in flight + 1) / workers) + loadSlack`, the least-loaded
+ *    worker (`holder_overloaded`: a hot prefix gains another holder); below the threshold, the
  *    least-loaded worker (`cache_miss`). The request is then inserted for the chosen worker,
  *    continuing the same descent.
  *
@@ -132,6 +150,8 @@ export class CacheAwarePolicy implements Policy {
   readonly #threshold: number;
   readonly #absThreshold: number;
   readonly #relThreshold: number;
+  readonly #loadFactor: number;
+  readonly #loadSlack: number;
   readonly #maxTreeSize: number;
   readonly #evictionIntervalMs: number;
   readonly #pageSize: number;
@@ -156,6 +176,8 @@ export class CacheAwarePolicy implements Policy {
       'cacheThreshold',
       'balanceAbsThreshold',
       'balanceRelThreshold',
+      'loadFactor',
+      'loadSlack',
       'maxTreeSize',
       'evictionIntervalMs',
       'pageSize',
@@ -177,6 +199,11 @@ export class CacheAwarePolicy implements Policy {
       1.5,
       1,
     );
+    this.#loadFactor =
+      o.loadFactor === Number.POSITIVE_INFINITY
+        ? Number.POSITIVE_INFINITY
+        : readNumber('cache_aware.loadFactor', o.loadFactor, 1.25, 1, 1e6);
+    this.#loadSlack = readInteger('cache_aware.loadSlack', o.loadSlack, 4, 0, 1e6);
     this.#maxTreeSize = readInteger(
       'cache_aware.maxTreeSize',
       o.maxTreeSize,
@@ -267,6 +294,10 @@ export class CacheAwarePolicy implements Policy {
       // The cache-hit path reads only the holders of the match.
       chosen = scan.leastLoadedOf(workers, match.node.tenants.keys(), tree);
       reason = chosen >= 0 ? HIT : STALE;
+      if (chosen >= 0 && this.#overBound(workers, scan.loadOf(chosen))) {
+        chosen = -1;
+        reason = OVERLOADED;
+      }
     }
     if (chosen < 0) {
       if (!this.#pass(workers)) return undefined;
@@ -377,6 +408,14 @@ export class CacheAwarePolicy implements Policy {
     return (kind === 'text' ? cache?.text : cache?.tokens) as
       | RadixTree<unknown, unknown>
       | undefined;
+  }
+
+  /** Whether a holder with `load` in flight is over the hit bound (counting this request). */
+  #overBound(workers: readonly Worker[], load: number): boolean {
+    const factor = this.#loadFactor;
+    if (factor === Number.POSITIVE_INFINITY) return false;
+    const cap = Math.ceil((factor * (totalLoadOf(workers) + 1)) / workers.length) + this.#loadSlack;
+    return load + 1 > cap;
   }
 
   /** The pass over every candidate, once per selection. @returns whether any is available. */

@@ -138,6 +138,57 @@ describe('cache_aware: escapes', () => {
     expect(tree.sizeOf(idle.url)).toBe(text.length);
   });
 
+  it('a holder over the hit bound spills the request to the least-loaded worker, which then holds the prefix too', async () => {
+    const { workers } = await fleet(4);
+    const policy = createPolicy('cache_aware');
+    const text = essay(21);
+    const owner = policy.select(workers, { text })!;
+    // 8 in flight, all on the owner: bound = ceil(1.25 × 9 / 4) + 4 = 7 < 8 + 1.
+    const leases = load(owner, 8);
+
+    const spilled = policy.select(workers, { text })!;
+    expect(spilled).not.toBe(owner);
+    expect(policy.stats().reasons.holder_overloaded).toBe(1);
+    // The second holder now takes the prefix's traffic while the owner is busy: a cache hit.
+    expect(policy.select(workers, { text })).toBe(spilled);
+    expect(policy.stats().reasons.cache_hit).toBe(1);
+    for (const lease of leases) lease.release();
+  });
+
+  it('a holder within the bound keeps its prefix (6 in flight: 7 ≤ ceil(1.25 × 7 / 4) + 4)', async () => {
+    const { workers } = await fleet(4);
+    const policy = createPolicy('cache_aware');
+    const text = essay(22);
+    const owner = policy.select(workers, { text })!;
+    const leases = load(owner, 6);
+
+    expect(policy.select(workers, { text })).toBe(owner);
+    expect(policy.stats().reasons.holder_overloaded).toBe(0);
+    for (const lease of leases) lease.release();
+  });
+
+  it('loadFactor: Infinity follows every match until the imbalance escape (the bare algorithm)', async () => {
+    const { workers } = await fleet(4);
+    const policy = createPolicy('cache_aware', { loadFactor: Number.POSITIVE_INFINITY });
+    const text = essay(23);
+    const owner = policy.select(workers, { text })!;
+    const leases = load(owner, 60);
+
+    expect(policy.select(workers, { text })).toBe(owner);
+    for (const lease of leases) lease.release();
+  });
+
+  it('loadSlack widens the bound by that many requests', async () => {
+    const { workers } = await fleet(4);
+    const policy = createPolicy('cache_aware', { loadSlack: 10 });
+    const text = essay(24);
+    const owner = policy.select(workers, { text })!;
+    const leases = load(owner, 12); // bound = ceil(1.25 × 13 / 4) + 10 = 15
+
+    expect(policy.select(workers, { text })).toBe(owner);
+    for (const lease of leases) lease.release();
+  });
+
   it('KV usage: uniform high usage does not fire the spread trigger', async () => {
     const { workers } = await fleet(3);
     const policy = createPolicy('cache_aware', { kvUsageSpreadThreshold: 0.5, clock: () => 0 });
@@ -426,7 +477,14 @@ describe('cache_aware: eviction and lifecycle', () => {
     policy.reset();
 
     expect(policy.stats()).toEqual({
-      reasons: { cache_hit: 0, cache_miss: 0, imbalanced: 0, stale_match: 0, event_overlap: 0 },
+      reasons: {
+        cache_hit: 0,
+        cache_miss: 0,
+        imbalanced: 0,
+        stale_match: 0,
+        event_overlap: 0,
+        holder_overloaded: 0,
+      },
       trees: [],
       eventModels: [],
     });

@@ -57,6 +57,16 @@ describe('createPolicy', () => {
       /prefix_hash\.loadFactor/,
     ],
     [
+      'a cache_aware load factor below 1',
+      () => createPolicy('cache_aware', { loadFactor: 0.9 }),
+      /cache_aware\.loadFactor/,
+    ],
+    [
+      'a negative cache_aware load slack',
+      () => createPolicy('cache_aware', { loadSlack: -1 }),
+      /cache_aware\.loadSlack/,
+    ],
+    [
       'a zero prefix',
       () => createPolicy('prefix_hash', { prefixTokens: 0 }),
       /prefix_hash\.prefixTokens/,

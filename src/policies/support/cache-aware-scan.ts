@@ -132,6 +132,11 @@ export class CacheAwareScan {
     return isImbalanced(this.#minLoad, this.#maxLoad, abs, rel) || this.#kvFired;
   }
 
+  /** The in-flight load of candidate `i`, as read by the last `run` or `leastLoadedOf`. */
+  loadOf(i: number): number {
+    return this.#load[i]!;
+  }
+
   /**
    * The least-loaded available candidate among the tree's tenants `ids` (ties: processed, then
    * position), or -1 when none of them is an available candidate. Reads only those candidates.
