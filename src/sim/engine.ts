@@ -1,0 +1,187 @@
+/**
+ * One simulated model server: a FIFO queue, continuous batching of up to `maxRunning` requests,
+ * chunked prefill of the tokens its prefix cache does not hold, and decode steps whose cost grows
+ * with the batch.
+ *
+ * @module
+ * @internal
+ */
+import { blockKeys } from './block-keys.js';
+import type { FleetModel } from './fleet-model.js';
+import { PrefixCache } from './prefix-cache.js';
+import type { SimRequest } from './workload.js';
+
+/** @internal A request on a worker, from routing to completion. */
+export interface Job {
+  readonly request: SimRequest;
+  /** Chained keys of the prompt's full blocks. */
+  readonly keys: Float64Array;
+  /** When it was sent (ms). */
+  readonly sentAt: number;
+  /** Opaque handle of the caller (the router's lease), given back at completion. */
+  readonly handle: unknown;
+  /** Prompt tokens found in the cache at admission. */
+  cachedTokens: number;
+  prefillLeft: number;
+  decodeLeft: number;
+  /** Whether the prefill has completed (the first token is out). */
+  decoding: boolean;
+  /** When the prefill completed (ms). */
+  firstTokenAt: number;
+  /** Reusable blocks this job pins. */
+  readonly pinned: number[];
+  /** Private blocks this job holds. */
+  privateBlocks: number;
+}
+
+/** @internal What the engine tells the simulation. */
+export interface EngineHooks {
+  /** Schedule `worker.step()` at `time`. */
+  wakeAt(time: number, worker: number): void;
+  /** A job finished at `time`. */
+  completed(job: Job, time: number): void;
+}
+
+/** @internal */
+export class Engine {
+  readonly index: number;
+  readonly cache: PrefixCache;
+  readonly #m: FleetModel;
+  readonly #hooks: EngineHooks;
+  readonly #waiting: Job[] = [];
+  #waitingHead = 0;
+  #running: Job[] = [];
+  #busy = false;
+  /** Prompt tokens served from the cache, and all prompt tokens admitted. */
+  cachedTokens = 0;
+  promptTokens = 0;
+
+  constructor(index: number, model: FleetModel, hooks: EngineHooks) {
+    this.index = index;
+    this.#m = model;
+    this.#hooks = hooks;
+    this.cache = new PrefixCache(model.cacheTokens / model.blockSize);
+  }
+
+  /** Requests waiting or running. */
+  get inFlight(): number {
+    return this.waiting + this.#running.length;
+  }
+
+  get waiting(): number {
+    return this.#waiting.length - this.#waitingHead;
+  }
+
+  get running(): number {
+    return this.#running.length;
+  }
+
+  /** Queues a job sent at `now`; starts a step at once if the worker is idle. */
+  submit(job: Job, now: number): void {
+    this.#waiting.push(job);
+    if (!this.#busy) this.#startStep(now);
+  }
+
+  /** Ends the step in progress at `now` and starts the next one if there is work. */
+  step(now: number): void {
+    const running = this.#running;
+    let kept = 0;
+    for (let i = 0; i < running.length; i++) {
+      const job = running[i]!;
+      let done = false;
+      if (job.decoding) {
+        done = --job.decodeLeft <= 0;
+      } else if (job.prefillLeft === 0) {
+        job.decoding = true;
+        job.firstTokenAt = now;
+        // The prompt's blocks become reusable only now that its prefill is done.
+        const published = this.cache.publish(
+          job.keys,
+          job.pinned.length,
+          job.keys.length,
+          job.pinned,
+        );
+        job.privateBlocks -= published;
+        job.decodeLeft = job.request.outputLength - 1;
+        done = job.decodeLeft <= 0;
+      }
+      if (done) this.#finish(job, now);
+      else running[kept++] = job;
+    }
+    running.length = kept;
+    this.#busy = false;
+    if (this.inFlight > 0) this.#startStep(now);
+  }
+
+  #finish(job: Job, now: number): void {
+    const output = job.request.outputTokens;
+    if (output !== undefined && output.length > 0) {
+      // The answer's blocks stay cached too: the next turn of a conversation repeats it.
+      const prompt = job.request.tokens();
+      const all = new Uint32Array(prompt.length + output.length);
+      all.set(prompt);
+      all.set(output, prompt.length);
+      const keys = blockKeys(all, this.#m.blockSize);
+      const kept = this.cache.keep(keys, job.keys.length, keys.length);
+      job.privateBlocks -= kept;
+    }
+    this.cache.release(job.pinned, job.privateBlocks);
+    job.privateBlocks = 0;
+    this.#hooks.completed(job, now);
+  }
+
+  #startStep(now: number): void {
+    this.#admit();
+    const m = this.#m;
+    let budget = m.maxBatchTokens;
+    let prefilled = 0;
+    let decoding = 0;
+    const running = this.#running;
+    for (let i = 0; i < running.length; i++) {
+      const job = running[i]!;
+      if (job.decoding) {
+        decoding++;
+      } else if (budget > 0 && job.prefillLeft > 0) {
+        const take = Math.min(job.prefillLeft, budget);
+        job.prefillLeft -= take;
+        budget -= take;
+        prefilled += take;
+      }
+    }
+    let duration = (prefilled / m.prefillTokensPerSecond) * 1000;
+    if (decoding > 0) duration += m.decodeStepMs + m.decodeStepPerRequestMs * decoding;
+    if (running.length === 0) return; // nothing admitted (cannot happen: see #admit)
+    this.#busy = true;
+    // A step that only completes prefills already done still takes one tick.
+    this.#hooks.wakeAt(now + Math.max(duration, 1e-6), this.index);
+  }
+
+  /** Moves waiting jobs into the batch, first come first served, while they fit. */
+  #admit(): void {
+    const m = this.#m;
+    const running = this.#running;
+    while (this.#waitingHead < this.#waiting.length && running.length < m.maxRunning) {
+      const job = this.#waiting[this.#waitingHead]!;
+      const request = job.request;
+      // At least one prompt token is always computed, as engines do.
+      const limit = Math.min(job.keys.length, Math.floor((request.promptLength - 1) / m.blockSize));
+      const matched = this.cache.match(job.keys, limit);
+      const total = Math.ceil((request.promptLength + request.outputLength) / m.blockSize);
+      const fresh = total - matched;
+      // A job that cannot fit even in an empty batch runs anyway, over capacity.
+      if (!this.cache.admit(job.keys, matched, fresh, running.length === 0)) break;
+      for (let i = 0; i < matched; i++) job.pinned.push(job.keys[i]!);
+      job.privateBlocks = fresh;
+      job.cachedTokens = matched * m.blockSize;
+      job.prefillLeft = request.promptLength - job.cachedTokens;
+      this.cachedTokens += job.cachedTokens;
+      this.promptTokens += request.promptLength;
+      running.push(job);
+      this.#waiting[this.#waitingHead++] = undefined as unknown as Job;
+      if (this.#waitingHead > 1024 && this.#waitingHead * 2 > this.#waiting.length) {
+        this.#waiting.splice(0, this.#waitingHead);
+        this.#waitingHead = 0;
+      }
+    }
+  }
+}
