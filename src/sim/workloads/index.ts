@@ -1,0 +1,16 @@
+/**
+ * The simulator's workloads: four generators and the Mooncake trace reader.
+ *
+ * @module
+ */
+
+export type { HotPrefixOptions } from './hot-prefix.js';
+export { singleHotPrefix } from './hot-prefix.js';
+export type { MooncakeTraceOptions } from './mooncake-trace.js';
+export { parseMooncakeTrace, readMooncakeTrace } from './mooncake-trace.js';
+export type { MultiTurnChatOptions } from './multi-turn-chat.js';
+export { multiTurnChat } from './multi-turn-chat.js';
+export type { SharedPrefixOptions } from './shared-prefix.js';
+export { generatedSharedPrefix } from './shared-prefix.js';
+export type { ZeroReuseOptions } from './zero-reuse.js';
+export { zeroReuse } from './zero-reuse.js';
