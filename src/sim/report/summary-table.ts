@@ -1,0 +1,106 @@
+/**
+ * The report's summary table: one row per policy, one column per metric, with the best value
+ * of each column in bold.
+ *
+ * @module
+ * @internal
+ */
+import type { Comparison, PolicyRun } from '../result.js';
+import {
+  DASH,
+  escapeHtml,
+  formatFixed,
+  formatInteger,
+  formatNumber,
+  formatPercent,
+} from './format.js';
+
+/** @internal One metric column. */
+interface Column {
+  /** Header HTML (already escaped). */
+  readonly header: string;
+  readonly value: (run: PolicyRun) => number | undefined;
+  readonly format: (value: number, run: PolicyRun) => string;
+  /** Which end is best; `undefined` for a column that is not ranked. */
+  readonly better: 'high' | 'low' | undefined;
+}
+
+function columns(c: Comparison): Column[] {
+  const incomplete = c.runs.some((r) => r.completed !== r.requests);
+  const ofCeiling = (r: PolicyRun): number =>
+    c.ceiling > 0 && Number.isFinite(c.ceiling) ? r.hitRate / c.ceiling : Number.NaN;
+  const list: Column[] = [
+    { header: 'Hit rate', value: (r) => r.hitRate, format: formatPercent, better: 'high' },
+    { header: '% of ceiling', value: ofCeiling, format: formatPercent, better: 'high' },
+    { header: 'TTFT p50 (ms)', value: (r) => r.ttftMs.p50, format: formatNumber, better: 'low' },
+    { header: 'TTFT p99 (ms)', value: (r) => r.ttftMs.p99, format: formatNumber, better: 'low' },
+    {
+      header: 'Requests/s',
+      value: (r) => r.throughput.requestsPerSecond,
+      format: formatNumber,
+      better: 'high',
+    },
+    {
+      header: 'Output tokens/s',
+      value: (r) => r.throughput.outputTokensPerSecond,
+      format: formatNumber,
+      better: 'high',
+    },
+    {
+      header: 'Load max/mean',
+      value: (r) => r.load.maxOverMean,
+      format: (v) => formatFixed(v, 2),
+      better: 'low',
+    },
+    { header: 'Load CV', value: (r) => r.load.cv, format: (v) => formatFixed(v, 2), better: 'low' },
+    { header: 'Precision', value: (r) => r.precision, format: formatPercent, better: 'high' },
+    {
+      header: 'Routing µs/req',
+      value: (r) => r.routingMicrosPerRequest,
+      format: formatNumber,
+      better: 'low',
+    },
+  ];
+  if (incomplete) {
+    list.splice(0, 0, {
+      header: 'Completed',
+      value: (r) => r.completed,
+      format: (v, r) => `${formatInteger(v)} / ${formatInteger(r.requests)}`,
+      better: undefined,
+    });
+  }
+  return list;
+}
+
+/** The best finite value of a column, or `undefined` when fewer than two runs can be ranked. */
+function bestOf(column: Column, runs: readonly PolicyRun[]): number | undefined {
+  if (column.better === undefined) return undefined;
+  const values = runs.map(column.value).filter((v): v is number => Number.isFinite(v));
+  if (values.length < 2) return undefined;
+  return column.better === 'high' ? Math.max(...values) : Math.min(...values);
+}
+
+/**
+ * @internal The summary `<table>`: a row per run in the order given, `—` for a missing or
+ * non-finite value, and the best value of each ranked column in `<strong>` (every tie too).
+ */
+export function summaryTable(c: Comparison): string {
+  const cols = columns(c);
+  const best = cols.map((col) => bestOf(col, c.runs));
+  const head = cols.map((col) => `<th scope="col">${escapeHtml(col.header)}</th>`).join('');
+  const rows = c.runs.map((run) => {
+    const cells = cols.map((col, i) => {
+      const value = col.value(run);
+      const shown = value === undefined ? DASH : escapeHtml(col.format(value, run));
+      return value !== undefined && value === best[i]
+        ? `<td class="best"><strong>${shown}</strong></td>`
+        : `<td>${shown}</td>`;
+    });
+    return `<tr><th scope="row">${escapeHtml(run.policy)}</th>${cells.join('')}</tr>`;
+  });
+  return (
+    '<div class="table-wrap"><table>' +
+    `<thead><tr><th scope="col">Policy</th>${head}</tr></thead>` +
+    `<tbody>${rows.join('')}</tbody></table></div>`
+  );
+}
