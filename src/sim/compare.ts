@@ -1,0 +1,136 @@
+/**
+ * `comparePolicies`: every policy on the same workload, fleet and arrivals, gathered into one
+ * {@link Comparison}.
+ *
+ * @module
+ */
+import { fail, readNumber, readObject } from '../core/options.js';
+import { POLICY_NAMES, type PolicyName } from '../policies/policy.js';
+import { type ArrivalProcess, describeArrivals } from './arrivals.js';
+import { fleetCapacity } from './capacity.js';
+import { ceilingHitRate } from './ceiling.js';
+import type { FleetModelOptions } from './fleet-model.js';
+import type { Comparison, PolicyRun } from './result.js';
+import { resolveFleetModel, type SimulationOptions, simulate } from './simulation.js';
+import type { Workload } from './workload.js';
+
+/**
+ * The policies compared by default: every policy that routes ordinary traffic (`passthrough`
+ * only follows an explicit target header, so it is left out).
+ *
+ * @public
+ */
+export const DEFAULT_POLICIES: readonly PolicyName[] = Object.freeze([
+  'random',
+  'round_robin',
+  'power_of_two',
+  'least_load',
+  'consistent_hashing',
+  'prefix_hash',
+  'manual',
+  'bucket',
+  'cache_aware',
+]);
+
+/**
+ * Options of {@link comparePolicies}.
+ *
+ * @public
+ */
+export interface CompareOptions {
+  readonly workload: Workload;
+  /** @defaultValue {@link DEFAULT_POLICIES} */
+  readonly policies?: readonly PolicyName[];
+  /** Configuration per policy (its `clock` and `seed` are set by the simulator). */
+  readonly policyConfigs?: Readonly<Partial<Record<PolicyName, Readonly<Record<string, unknown>>>>>;
+  readonly fleet?: FleetModelOptions;
+  /**
+   * How requests arrive. @defaultValue trace timestamps when every request has one, else
+   * Poisson at `load` × the fleet's capacity
+   */
+  readonly arrivals?: ArrivalProcess;
+  /** Offered load for the default Poisson arrivals, as a share of capacity. @defaultValue 0.8 */
+  readonly load?: number;
+  readonly routers?: number;
+  readonly seed?: number;
+  readonly loadPollIntervalMs?: number;
+  /** Called as each policy's run progresses. */
+  readonly onProgress?: (policy: PolicyName, completed: number, total: number) => void;
+}
+
+/**
+ * Runs each policy through {@link simulate} on the same workload, fleet, arrivals and seed, and
+ * computes the ceiling hit rate and the fleet's capacity.
+ *
+ * @returns the {@link Comparison}, runs in the order of `policies`.
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for an invalid option (naming it).
+ * Cost: one simulation per policy.
+ * @public
+ */
+export async function comparePolicies(options: CompareOptions): Promise<Comparison> {
+  const o = readObject('compare options', options);
+  const workload = o.workload as Workload;
+  if (typeof workload !== 'object' || workload === null || !Array.isArray(workload.requests)) {
+    fail('workload', 'a Workload', workload);
+  }
+  const policies = (o.policies ?? DEFAULT_POLICIES) as readonly PolicyName[];
+  if (!Array.isArray(policies) || policies.length === 0) {
+    fail('policies', 'a non-empty array of policy names', policies);
+  }
+  for (const name of policies) {
+    if (!(POLICY_NAMES as readonly unknown[]).includes(name)) {
+      fail('policies', `names among ${POLICY_NAMES.join(', ')}`, name);
+    }
+  }
+  const fleet = resolveFleetModel(o.fleet as FleetModelOptions | undefined);
+  const ceiling = ceilingHitRate(workload, fleet.blockSize);
+  const capacity = fleetCapacity(workload, fleet, ceiling);
+  const load = readNumber('load', o.load, 0.8, 1e-6, 100);
+  const traced =
+    workload.requests.length > 0 && workload.requests.every((r) => r.timestamp !== undefined);
+  const arrivals: ArrivalProcess =
+    (o.arrivals as ArrivalProcess | undefined) ??
+    (traced
+      ? { kind: 'trace' }
+      : { kind: 'poisson', ratePerSecond: Math.max(1e-6, load * capacity) });
+  const configs = readObject('policyConfigs', o.policyConfigs);
+  const onProgress = o.onProgress as CompareOptions['onProgress'];
+  const runs: PolicyRun[] = [];
+  for (const policy of policies) {
+    const simulation: SimulationOptions = {
+      workload,
+      policy,
+      policyConfig: (configs[policy] as Readonly<Record<string, unknown>> | undefined) ?? {},
+      fleet,
+      arrivals,
+      ...(o.routers === undefined ? {} : { routers: o.routers as number }),
+      ...(o.seed === undefined ? {} : { seed: o.seed as number }),
+      ...(o.loadPollIntervalMs === undefined
+        ? {}
+        : { loadPollIntervalMs: o.loadPollIntervalMs as number }),
+      ...(onProgress === undefined
+        ? {}
+        : { onProgress: (done: number, total: number) => onProgress(policy, done, total) }),
+    };
+    runs.push(await simulate(simulation));
+  }
+  const describe = describeArrivals(arrivals);
+  return {
+    workload: {
+      name: workload.name,
+      description: workload.description,
+      requests: workload.requests.length,
+      parameters: workload.parameters,
+    },
+    fleet,
+    arrivals:
+      o.arrivals === undefined && !traced
+        ? `${describe} (${Math.round(load * 100)} % of capacity)`
+        : describe,
+    routers: (o.routers as number | undefined) ?? 1,
+    seed: (o.seed as number | undefined) ?? 1,
+    ceiling,
+    capacity,
+    runs,
+  };
+}

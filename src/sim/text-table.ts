@@ -1,0 +1,80 @@
+/**
+ * The comparison as plain text: a few lines of context and one table row per policy, for a
+ * terminal.
+ *
+ * @module
+ */
+import type { Comparison, PolicyRun } from './result.js';
+
+/** A column: header, how a run's value is shown, and whether the column is right-aligned. */
+interface Column {
+  readonly header: string;
+  readonly cell: (run: PolicyRun, comparison: Comparison) => string;
+}
+
+const COLUMNS: readonly Column[] = [
+  { header: 'policy', cell: (r) => r.policy },
+  { header: 'hit rate', cell: (r) => percent(r.hitRate) },
+  { header: 'of ceiling', cell: (r, c) => (c.ceiling > 0 ? percent(r.hitRate / c.ceiling) : '—') },
+  { header: 'TTFT p50', cell: (r) => ms(r.ttftMs.p50) },
+  { header: 'TTFT p99', cell: (r) => ms(r.ttftMs.p99) },
+  { header: 'req/s', cell: (r) => fixed(r.throughput.requestsPerSecond, 1) },
+  { header: 'load max/mean', cell: (r) => fixed(r.load.maxOverMean, 2) },
+  { header: 'load CV', cell: (r) => fixed(r.load.cv, 2) },
+  { header: 'precision', cell: (r) => (r.precision === undefined ? '—' : percent(r.precision)) },
+  { header: 'route µs', cell: (r) => fixed(r.routingMicrosPerRequest, 1) },
+];
+
+/**
+ * Renders `comparison` for a terminal: the workload, fleet, arrivals, ceiling and capacity, then
+ * an aligned table with one row per policy. Plain ASCII apart from `µ`, `—` and `×`.
+ *
+ * @returns the text, ending with a newline.
+ * @public
+ */
+export function formatComparison(comparison: Comparison): string {
+  const c = comparison;
+  const f = c.fleet;
+  const cache =
+    f.cacheTokens === Number.POSITIVE_INFINITY
+      ? 'unbounded prefix cache'
+      : `${thousands(f.cacheTokens)}-token prefix cache`;
+  const lines = [
+    `workload  ${c.workload.name}: ${c.workload.description} (${thousands(c.workload.requests)} requests)`,
+    `fleet     ${f.workers} workers, ${cache} each, prefill ${thousands(f.prefillTokensPerSecond)} tok/s, decode step ${f.decodeStepMs} ms + ${f.decodeStepPerRequestMs} ms × running`,
+    `arrivals  ${c.arrivals}${c.routers > 1 ? `, ${c.routers} independent routers` : ''}, seed ${c.seed}`,
+    `ceiling   ${percent(c.ceiling)} token hit rate (one infinite shared cache); capacity ≈ ${fixed(c.capacity, 1)} req/s`,
+    '',
+  ];
+  const rows = c.runs.map((run) => COLUMNS.map((col) => col.cell(run, c)));
+  const widths = COLUMNS.map((col, i) =>
+    Math.max(col.header.length, ...rows.map((row) => row[i]!.length)),
+  );
+  const render = (cells: readonly string[]): string =>
+    cells
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  lines.push(render(COLUMNS.map((col) => col.header)));
+  lines.push(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const row of rows) lines.push(render(row));
+  return `${lines.join('\n')}\n`;
+}
+
+function percent(value: number): string {
+  return Number.isFinite(value) ? `${(value * 100).toFixed(1)} %` : '—';
+}
+
+function fixed(value: number, digits: number): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '—';
+}
+
+function ms(value: number): string {
+  if (!Number.isFinite(value)) return '—';
+  if (value >= 10_000) return `${(value / 1000).toFixed(1)} s`;
+  return `${value.toFixed(0)} ms`;
+}
+
+function thousands(value: number): string {
+  return Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '∞';
+}
