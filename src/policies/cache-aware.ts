@@ -59,12 +59,12 @@ export interface CacheAwareConfig extends CommonPolicyConfig {
    * holder's in-flight count, counting this request, stays within
    * `ceil(loadFactor × (total in flight + 1) / workers) + loadSlack`; otherwise the request goes
    * to the least-loaded worker (`holder_overloaded`), which then holds the prefix too, so a hot
-   * prefix spreads over as many workers as its traffic needs. @defaultValue 1.25
+   * prefix spreads over as many workers as its traffic needs. @defaultValue 1.5
    */
   readonly loadFactor?: number;
   /**
-   * Requests a holder may run above the `loadFactor` bound, so a lightly loaded fleet does not
-   * spread prefixes over a request or two of difference. @defaultValue 4
+   * Requests a holder may run above the `loadFactor` bound: more keeps prefixes on fewer workers
+   * when the fleet is lightly loaded (more hits, less spread). @defaultValue 0
    */
   readonly loadSlack?: number;
   /**
@@ -202,8 +202,8 @@ export class CacheAwarePolicy implements Policy {
     this.#loadFactor =
       o.loadFactor === Number.POSITIVE_INFINITY
         ? Number.POSITIVE_INFINITY
-        : readNumber('cache_aware.loadFactor', o.loadFactor, 1.25, 1, 1e6);
-    this.#loadSlack = readInteger('cache_aware.loadSlack', o.loadSlack, 4, 0, 1e6);
+        : readNumber('cache_aware.loadFactor', o.loadFactor, 1.5, 1, 1e6);
+    this.#loadSlack = readInteger('cache_aware.loadSlack', o.loadSlack, 0, 0, 1e6);
     this.#maxTreeSize = readInteger(
       'cache_aware.maxTreeSize',
       o.maxTreeSize,

@@ -143,7 +143,7 @@ describe('cache_aware: escapes', () => {
     const policy = createPolicy('cache_aware');
     const text = essay(21);
     const owner = policy.select(workers, { text })!;
-    // 8 in flight, all on the owner: bound = ceil(1.25 × 9 / 4) + 4 = 7 < 8 + 1.
+    // 8 in flight, all on the owner: bound = ceil(1.5 × 9 / 4) = 4 < 8 + 1.
     const leases = load(owner, 8);
 
     const spilled = policy.select(workers, { text })!;
@@ -155,12 +155,12 @@ describe('cache_aware: escapes', () => {
     for (const lease of leases) lease.release();
   });
 
-  it('a holder within the bound keeps its prefix (6 in flight: 7 ≤ ceil(1.25 × 7 / 4) + 4)', async () => {
+  it('a holder within the bound keeps its prefix (3 of 9 in flight: 3 + 1 ≤ ceil(1.5 × 10 / 4))', async () => {
     const { workers } = await fleet(4);
     const policy = createPolicy('cache_aware');
     const text = essay(22);
     const owner = policy.select(workers, { text })!;
-    const leases = load(owner, 6);
+    const leases = workers.flatMap((w) => load(w, w === owner ? 3 : 2));
 
     expect(policy.select(workers, { text })).toBe(owner);
     expect(policy.stats().reasons.holder_overloaded).toBe(0);
@@ -183,7 +183,7 @@ describe('cache_aware: escapes', () => {
     const policy = createPolicy('cache_aware', { loadSlack: 10 });
     const text = essay(24);
     const owner = policy.select(workers, { text })!;
-    const leases = load(owner, 12); // bound = ceil(1.25 × 13 / 4) + 10 = 15
+    const leases = load(owner, 12); // bound = ceil(1.5 × 13 / 4) + 10 = 15
 
     expect(policy.select(workers, { text })).toBe(owner);
     for (const lease of leases) lease.release();
