@@ -20,7 +20,12 @@ import {
   singleHotPrefix,
   zeroReuse,
 } from '../sim/workloads/index.js';
-import { parseSimulateArgs, SIMULATE_HELP, UsageError, type WorkloadChoice } from './simulate-options.js';
+import {
+  parseSimulateArgs,
+  SIMULATE_HELP,
+  UsageError,
+  type WorkloadChoice,
+} from './simulate-options.js';
 
 /** @internal Where the command writes. */
 export interface CommandIo {
@@ -110,7 +115,10 @@ async function buildWorkload(choice: WorkloadChoice): Promise<Workload> {
     case 'zero-reuse':
       return zeroReuse(choice.options);
     case 'mooncake':
-      return readMooncakeTrace(choice.path, choice.limit === undefined ? {} : { limit: choice.limit });
+      return readMooncakeTrace(
+        choice.path,
+        choice.limit === undefined ? {} : { limit: choice.limit },
+      );
   }
 }
 

@@ -155,7 +155,9 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
   const trace = text('trace');
   const workloadName = text('workload') ?? (trace === undefined ? 'shared-prefix' : 'mooncake');
   if (!(WORKLOADS as readonly string[]).includes(workloadName)) {
-    throw new UsageError(`--workload must be one of ${WORKLOADS.join(', ')}, got '${workloadName}'`);
+    throw new UsageError(
+      `--workload must be one of ${WORKLOADS.join(', ')}, got '${workloadName}'`,
+    );
   }
   if (workloadName === 'mooncake' && trace === undefined) {
     throw new UsageError('--workload mooncake needs --trace <file>');
@@ -185,7 +187,8 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
   }
 
   const fleet: { workers?: number; cacheTokens?: number } = {};
-  if (text('workers') !== undefined) fleet.workers = integer('workers', text('workers'), 8, 1, 4096);
+  if (text('workers') !== undefined)
+    fleet.workers = integer('workers', text('workers'), 8, 1, 4096);
   const cache = text('cache-tokens');
   if (cache !== undefined) {
     fleet.cacheTokens = /^(inf|infinity|unbounded)$/i.test(cache)
@@ -203,7 +206,9 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     if (policies.length === 0) throw new UsageError('--policies is empty');
     for (const p of policies) {
       if (!(POLICY_NAMES as readonly string[]).includes(p)) {
-        throw new UsageError(`--policies: unknown policy '${p}' (known: ${POLICY_NAMES.join(', ')})`);
+        throw new UsageError(
+          `--policies: unknown policy '${p}' (known: ${POLICY_NAMES.join(', ')})`,
+        );
       }
     }
   }
@@ -232,7 +237,10 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
   let arrivals: ArrivalProcess | undefined;
   if (kind === 'all') arrivals = { kind: 'all_at_once' };
   else if (kind === 'closed') {
-    arrivals = { kind: 'closed_loop', concurrency: integer('concurrency', text('concurrency'), 64, 1, 1e9) };
+    arrivals = {
+      kind: 'closed_loop',
+      concurrency: integer('concurrency', text('concurrency'), 64, 1, 1e9),
+    };
   } else if (kind === 'trace') {
     arrivals = { kind: 'trace', speedup: number('speedup', text('speedup'), 1, 1e-6, 1e9) };
   } else if (text('rate') !== undefined) {
@@ -241,7 +249,8 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
 
   const pollMs = text('poll-ms');
   const noReport = values['no-report'] === true;
-  if (noReport && text('out') !== undefined) throw new UsageError('give --out or --no-report, not both');
+  if (noReport && text('out') !== undefined)
+    throw new UsageError('give --out or --no-report, not both');
   return {
     help,
     workload,
@@ -258,16 +267,30 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
   };
 }
 
-function integer(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
+function integer(
+  flag: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (value === undefined) return fallback;
   const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new UsageError(`--${flag} must be an integer from ${min} to ${max}, got '${clip(value)}'`);
+    throw new UsageError(
+      `--${flag} must be an integer from ${min} to ${max}, got '${clip(value)}'`,
+    );
   }
   return n;
 }
 
-function number(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
+function number(
+  flag: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (value === undefined) return fallback;
   const n = value.trim() === '' ? Number.NaN : Number(value);
   if (!Number.isFinite(n) || n < min || n > max) {

@@ -32,10 +32,7 @@ export function fleetCapacity(workload: Workload, fleet: FleetModel, hitRate: nu
   }
   prompt /= n;
   output /= n;
-  const privateBlocks = Math.max(
-    1,
-    Math.ceil((prompt * (1 - hitRate) + output) / fleet.blockSize),
-  );
+  const privateBlocks = Math.max(1, Math.ceil((prompt * (1 - hitRate) + output) / fleet.blockSize));
   const fits = fleet.cacheTokens / fleet.blockSize / privateBlocks;
   const batch = Math.max(1, Math.min(fleet.maxRunning, Math.floor(fits)));
   const step = fleet.decodeStepMs + fleet.decodeStepPerRequestMs * batch;

@@ -29,7 +29,10 @@ export interface PolicyRun {
   /** Time to first token: arrival to the end of the request's prefill. */
   readonly ttftMs: Percentiles;
   /** Completed requests and generated tokens per second of simulated time. */
-  readonly throughput: { readonly requestsPerSecond: number; readonly outputTokensPerSecond: number };
+  readonly throughput: {
+    readonly requestsPerSecond: number;
+    readonly outputTokensPerSecond: number;
+  };
   /** Simulated time from the first arrival to the last completion, ms. */
   readonly makespanMs: number;
   /**

@@ -214,6 +214,7 @@ export async function simulate(options: SimulationOptions): Promise<PolicyRun> {
     );
   };
 
+  o.onProgress?.(0, total);
   // Arrivals.
   const arrivals = o.arrivals;
   if (arrivals.kind === 'all_at_once') {
@@ -433,13 +434,7 @@ function readFleetModel(options: unknown): FleetModel {
       1e6,
     ),
     maxRunning: readInteger('fleet.maxRunning', o.maxRunning, d.maxRunning, 1, 1_000_000),
-    maxBatchTokens: readInteger(
-      'fleet.maxBatchTokens',
-      o.maxBatchTokens,
-      d.maxBatchTokens,
-      1,
-      1e9,
-    ),
+    maxBatchTokens: readInteger('fleet.maxBatchTokens', o.maxBatchTokens, d.maxBatchTokens, 1, 1e9),
   });
 }
 
