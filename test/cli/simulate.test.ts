@@ -1,0 +1,156 @@
+/**
+ * `fleetroute simulate`: what it prints, what it writes, and how it refuses bad input (one line,
+ * exit code 2).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type CommandIo, run } from '../../src/cli/main.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fleetroute-cli-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function cli(...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const io: CommandIo = {
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
+    interactive: false,
+    cwd: dir,
+  };
+  const code = await run(args, io);
+  return { code, stdout, stderr };
+}
+
+const SMALL = ['--groups', '4', '--prompts-per-group', '4', '--workers', '2'];
+
+describe('fleetroute simulate', () => {
+  it('prints the comparison table, one row per policy, and writes the HTML report it names', async () => {
+    const { code, stdout, stderr } = await cli(
+      'simulate',
+      ...SMALL,
+      '--policies',
+      'round_robin,cache_aware',
+    );
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^workload {2}shared-prefix: 4 groups × 4 prompts/);
+    expect(stdout).toMatch(/^round_robin /m);
+    expect(stdout).toMatch(/^cache_aware /m);
+    expect(stdout).not.toMatch(/^random /m);
+    const path = /report: (.+)\n/.exec(stdout)![1]!;
+    expect(path).toBe(join(dir, 'fleetroute-report.html'));
+    const html = await readFile(path, 'utf8');
+    expect(html).toMatch(/^<!doctype html>/i);
+    expect(html).toContain('cache_aware');
+    expect(stderr).toMatch(/round_robin +done in/); // progress, one line per policy off a terminal
+  });
+
+  it('--json writes the results; --no-report writes no HTML; --quiet prints no progress', async () => {
+    const { code, stdout, stderr } = await cli(
+      'simulate',
+      ...SMALL,
+      '--policies',
+      'random',
+      '--no-report',
+      '--json',
+      'out.json',
+      '--quiet',
+    );
+    expect(code).toBe(0);
+    expect(stdout).not.toContain('report:');
+    expect(stderr).toBe('');
+    const json = JSON.parse(await readFile(join(dir, 'out.json'), 'utf8'));
+    expect(json.runs[0].policy).toBe('random');
+    expect(json.workload.requests).toBe(16);
+  });
+
+  it('runs each workload, arrival process and the multi-router mode', async () => {
+    for (const args of [
+      ['--workload', 'chat', '--users', '3', '--rounds', '2'],
+      ['--workload', 'hot-prefix', '--requests', '20', '--arrival', 'all'],
+      ['--workload', 'zero-reuse', '--requests', '20', '--arrival', 'closed', '--concurrency', '4'],
+      ['--trace', 'test/sim/fixtures/mooncake-sample.jsonl', '--speedup', '5'],
+      [...SMALL, '--routers', '2', '--rate', '5', '--cache-tokens', 'inf'],
+    ]) {
+      const trace =
+        args[0] === '--trace' ? [args[0], join(process.cwd(), args[1]!), ...args.slice(2)] : args;
+      const { code, stderr } = await cli(
+        'simulate',
+        ...trace,
+        '--policies',
+        'cache_aware',
+        '--no-report',
+        '--quiet',
+      );
+      expect(`${code} ${stderr}`).toBe('0 ');
+    }
+  });
+
+  it.each([
+    [['--workers', 'many'], /--workers must be an integer/],
+    [['--workers', '0'], /--workers must be an integer from 1/],
+    [['--policies', 'cache_aware,fastest'], /unknown policy 'fastest'/],
+    [['--workload', 'movies'], /--workload must be one of/],
+    [['--workload', 'chat', '--groups', '3'], /--groups does not apply to --workload chat/],
+    [['--load', '0.5', '--rate', '3'], /--load or --rate/],
+    [['--concurrency', '3'], /--concurrency applies to --arrival closed/],
+    [['--arrival', 'trace'], /needs a trace/],
+    [['--workload', 'mooncake'], /needs --trace/],
+    [['--trace', 'no-such-file.jsonl'], /no-such-file/],
+    [['--frobnicate'], /frobnicate/],
+    [['--groups', '0'], /--groups must be an integer/],
+    [['--out', 'a.html', '--no-report'], /--out or --no-report/],
+  ])('%j → one line on stderr, exit code 2', async (args, message) => {
+    const { code, stdout, stderr } = await cli('simulate', ...args);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/^fleetroute: .+\n$/);
+    expect(stderr.split('\n')).toHaveLength(2);
+    expect(stderr).toMatch(message);
+  });
+
+  it('--help prints the options; an unknown command is exit code 2', async () => {
+    const help = await cli('simulate', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--policies');
+    const unknown = await cli('route');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command 'route'/);
+  });
+
+  it('the main job (npm start) runs every policy on the default workload and prints where the report is', async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/fleetroute.ts', 'simulate', '--out', join(dir, 'report.html')],
+      { timeout: 60_000 },
+    );
+    for (const policy of [
+      'random',
+      'round_robin',
+      'power_of_two',
+      'least_load',
+      'consistent_hashing',
+      'prefix_hash',
+      'manual',
+      'bucket',
+      'cache_aware',
+    ]) {
+      expect(stdout).toMatch(new RegExp(`^${policy} `, 'm'));
+    }
+    expect(stdout).toContain(`report: ${join(dir, 'report.html')}`);
+    expect((await readFile(join(dir, 'report.html'), 'utf8')).length).toBeGreaterThan(10_000);
+  });
+});
