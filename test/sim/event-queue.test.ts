@@ -8,7 +8,7 @@ describe('EventQueue', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 200 }), (times) => {
         const queue = new EventQueue();
-        times.forEach((t, i) => queue.push(t, 0, i));
+        for (const [i, t] of times.entries()) queue.push(t, 0, i);
         const popped: number[] = [];
         for (let e = queue.pop(); e !== undefined; e = queue.pop()) popped.push(e.target);
         const expected = times.map((t, i) => ({ t, i })).sort((a, b) => a.t - b.t || a.i - b.i);
