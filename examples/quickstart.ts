@@ -2,7 +2,7 @@
  * Quickstart: register a few in-process workers, route a handful of requests, and print the
  * decisions and the events the registry emitted.
  *
- * Run: `npm start` (or `npx tsx examples/quickstart.ts`).
+ * Run: `npx tsx examples/quickstart.ts`.
  */
 import { FleetRouteError, type WorkerEvent, WorkerRegistry } from 'fleetroute';
 

@@ -22,6 +22,12 @@ describe('examples', () => {
     expect(await example('quickstart.ts')).not.toBe('');
   });
 
+  it('simulator.ts: a custom workload compared across three policies', async () => {
+    const out = await example('simulator.ts');
+    expect(out).toMatch(/^cache_aware /m);
+    expect(out).toMatch(/report: .+fleetroute-example-report\.html/);
+  });
+
   it('router.ts', async () => {
     expect(await example('router.ts')).not.toBe('');
   });
