@@ -5,6 +5,7 @@
  * @module
  */
 import { EventEmitter } from 'eventemitter3';
+import { untilAborted } from '../core/abort.js';
 import { FleetRouteError } from '../core/errors.js';
 import { fail } from '../core/options.js';
 import type { LoadReport, Policy, SelectRequest } from '../policies/policy.js';
@@ -471,32 +472,6 @@ function statusOf(value: unknown): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const status = (value as { status?: unknown }).status;
   return typeof status === 'number' && Number.isFinite(status) ? status : undefined;
-}
-
-/**
- * Settles like `promise`, or rejects with the signal's reason as soon as `signal` aborts — so a
- * `send` that ignores its signal cannot hold `execute` (or `close()`) forever. A late outcome of
- * `promise` is absorbed.
- */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /** An error `send` marked as not worth another attempt (`retryable: false`). */

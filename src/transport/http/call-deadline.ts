@@ -4,6 +4,7 @@
  * @module
  * @internal
  */
+import { untilAborted } from '../../core/abort.js';
 
 /**
  * @internal The signal of one transport call: it fires `timeoutMs` after construction or when
@@ -58,22 +59,7 @@ export class CallDeadline {
    * when whatever produces `promise` ignores the signal.
    */
   race<T>(promise: Promise<T>): Promise<T> {
-    const signal = this.#controller.signal;
-    if (signal.aborted) return Promise.reject(signal.reason);
-    return new Promise<T>((resolve, reject) => {
-      const onAbort = (): void => reject(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-      promise.then(
-        (value) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(value);
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      );
-    });
+    return untilAborted(promise, this.#controller.signal);
   }
 
   /** Clears the timer and detaches from the caller's signal. Idempotent. */
