@@ -8,11 +8,11 @@ import type { SimRequest, Workload } from '../workload.js';
 import {
   countOf,
   distinctTokens,
-  ensureAtMost,
+  ensurePromptFits,
+  ensureStoredFits,
   formatCount,
   frozenWorkload,
   MAX_PROMPT_TOKENS,
-  MAX_STORED_TOKENS,
   readCount,
   readOptions,
   readSeed,
@@ -63,22 +63,10 @@ export function singleHotPrefix(options: HotPrefixOptions = {}): Workload {
   const o = readOptions(WHERE, options, FIELDS);
   const prefixLength = readCount(WHERE, o, 'prefixLength', 2048, MAX_PROMPT_TOKENS);
   const suffixLength = readCount(WHERE, o, 'suffixLength', 64, MAX_PROMPT_TOKENS);
-  ensureAtMost(
-    WHERE,
-    'suffixLength',
-    suffixLength,
-    MAX_PROMPT_TOKENS - prefixLength,
-    `prompts are at most ${formatCount(MAX_PROMPT_TOKENS)} tokens`,
-  );
+  ensurePromptFits(WHERE, 'suffixLength', suffixLength, prefixLength);
   const promptLength = prefixLength + suffixLength;
   const count = readCount(WHERE, o, 'requests', 512, VOCABULARY);
-  ensureAtMost(
-    WHERE,
-    'requests',
-    count,
-    Math.floor(MAX_STORED_TOKENS / promptLength),
-    `${formatCount(promptLength)}-token prompts; at most ${formatCount(MAX_STORED_TOKENS)} tokens in all`,
-  );
+  ensureStoredFits(WHERE, 'requests', count, promptLength);
   const outputLength = readCount(WHERE, o, 'outputLength', 128, MAX_PROMPT_TOKENS);
   const seed = readSeed(WHERE, o);
 

@@ -9,6 +9,7 @@ import {
   countOf,
   distinctTokens,
   ensureAtMost,
+  ensurePromptFits,
   formatCount,
   frozenWorkload,
   MAX_PROMPT_TOKENS,
@@ -77,13 +78,7 @@ export function multiTurnChat(options: MultiTurnChatOptions = {}): Workload {
   const o = readOptions(WHERE, options, FIELDS);
   const systemPromptLength = readCount(WHERE, o, 'systemPromptLength', 1024, MAX_PROMPT_TOKENS);
   const questionLength = readCount(WHERE, o, 'questionLength', 96, MAX_PROMPT_TOKENS);
-  ensureAtMost(
-    WHERE,
-    'questionLength',
-    questionLength,
-    MAX_PROMPT_TOKENS - systemPromptLength,
-    `prompts are at most ${formatCount(MAX_PROMPT_TOKENS)} tokens`,
-  );
+  ensurePromptFits(WHERE, 'questionLength', questionLength, systemPromptLength);
   const answerLength = readCount(WHERE, o, 'answerLength', 192, MAX_PROMPT_TOKENS);
   const turn = questionLength + answerLength;
   const users = readCount(WHERE, o, 'users', 32, VOCABULARY);

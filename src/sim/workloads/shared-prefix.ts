@@ -11,6 +11,8 @@ import {
   countOf,
   distinctTokens,
   ensureAtMost,
+  ensurePromptFits,
+  ensureStoredFits,
   formatCount,
   frozenWorkload,
   MAX_PROMPT_TOKENS,
@@ -97,21 +99,9 @@ export function generatedSharedPrefix(options: SharedPrefixOptions = {}): Worklo
   const systemPromptLength = readCount(WHERE, o, 'systemPromptLength', 2048, MAX_PROMPT_TOKENS);
   const questionLength = readCount(WHERE, o, 'questionLength', 128, MAX_PROMPT_TOKENS);
   const promptLength = systemPromptLength + questionLength;
-  ensureAtMost(
-    WHERE,
-    'questionLength',
-    questionLength,
-    MAX_PROMPT_TOKENS - systemPromptLength,
-    `prompts are at most ${formatCount(MAX_PROMPT_TOKENS)} tokens`,
-  );
+  ensurePromptFits(WHERE, 'questionLength', questionLength, systemPromptLength);
   const groups = readCount(WHERE, o, 'groups', 64, VOCABULARY);
-  ensureAtMost(
-    WHERE,
-    'groups',
-    groups,
-    Math.floor(MAX_STORED_TOKENS / promptLength),
-    `${formatCount(promptLength)}-token prompts; at most ${formatCount(MAX_STORED_TOKENS)} tokens in all`,
-  );
+  ensureStoredFits(WHERE, 'groups', groups, promptLength);
   const promptsPerGroup = readCount(WHERE, o, 'promptsPerGroup', 16, MAX_REQUESTS);
   ensureAtMost(
     WHERE,

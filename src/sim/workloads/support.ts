@@ -72,6 +72,33 @@ export function ensureAtMost(
   if (value > max) fail(`${where}.${key}`, `at most ${max} (${why})`, value);
 }
 
+/** @internal Fails unless a prompt of `before` tokens plus `value` more stays within the prompt limit. */
+export function ensurePromptFits(where: string, key: string, value: number, before: number): void {
+  ensureAtMost(
+    where,
+    key,
+    value,
+    MAX_PROMPT_TOKENS - before,
+    `prompts are at most ${formatCount(MAX_PROMPT_TOKENS)} tokens`,
+  );
+}
+
+/** @internal Fails unless `count` prompts of `promptLength` tokens stay within the stored total. */
+export function ensureStoredFits(
+  where: string,
+  key: string,
+  count: number,
+  promptLength: number,
+): void {
+  ensureAtMost(
+    where,
+    key,
+    count,
+    Math.floor(MAX_STORED_TOKENS / promptLength),
+    `${formatCount(promptLength)}-token prompts; at most ${formatCount(MAX_STORED_TOKENS)} tokens in all`,
+  );
+}
+
 /**
  * @internal `count` distinct token ids below {@link VOCABULARY}, uniformly drawn without
  * replacement (a sparse Fisher–Yates). The first `k` values do not depend on `count`.

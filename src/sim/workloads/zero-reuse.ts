@@ -8,11 +8,9 @@ import type { SimRequest, Workload } from '../workload.js';
 import {
   countOf,
   distinctTokens,
-  ensureAtMost,
-  formatCount,
+  ensureStoredFits,
   frozenWorkload,
   MAX_PROMPT_TOKENS,
-  MAX_STORED_TOKENS,
   readCount,
   readOptions,
   readSeed,
@@ -60,13 +58,7 @@ export function zeroReuse(options: ZeroReuseOptions = {}): Workload {
   const o = readOptions(WHERE, options, FIELDS);
   const promptLength = readCount(WHERE, o, 'promptLength', 1024, MAX_PROMPT_TOKENS);
   const count = readCount(WHERE, o, 'requests', 512, VOCABULARY);
-  ensureAtMost(
-    WHERE,
-    'requests',
-    count,
-    Math.floor(MAX_STORED_TOKENS / promptLength),
-    `${formatCount(promptLength)}-token prompts; at most ${formatCount(MAX_STORED_TOKENS)} tokens in all`,
-  );
+  ensureStoredFits(WHERE, 'requests', count, promptLength);
   const outputLength = readCount(WHERE, o, 'outputLength', 128, MAX_PROMPT_TOKENS);
   const seed = readSeed(WHERE, o);
 
