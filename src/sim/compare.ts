@@ -11,7 +11,7 @@ import { fleetCapacity } from './capacity.js';
 import { ceilingHitRate } from './ceiling.js';
 import type { FleetModelOptions } from './fleet-model.js';
 import type { Comparison, PolicyRun } from './result.js';
-import { resolveFleetModel, type SimulationOptions, simulate } from './simulation.js';
+import { readWorkload, resolveFleetModel, type SimulationOptions, simulate } from './simulation.js';
 import type { Workload } from './workload.js';
 
 /**
@@ -69,10 +69,7 @@ export interface CompareOptions {
  */
 export async function comparePolicies(options: CompareOptions): Promise<Comparison> {
   const o = readObject('compare options', options);
-  const workload = o.workload as Workload;
-  if (typeof workload !== 'object' || workload === null || !Array.isArray(workload.requests)) {
-    fail('workload', 'a Workload', workload);
-  }
+  const workload = readWorkload(o.workload);
   const policies = (o.policies ?? DEFAULT_POLICIES) as readonly PolicyName[];
   if (!Array.isArray(policies) || policies.length === 0) {
     fail('policies', 'a non-empty array of policy names', policies);

@@ -369,10 +369,7 @@ interface ResolvedSimulationOptions {
 
 function resolveSimulationOptions(options: SimulationOptions): ResolvedSimulationOptions {
   const o = readObject('simulate options', options);
-  const workload = o.workload as Workload | undefined;
-  if (typeof workload !== 'object' || workload === null || !Array.isArray(workload.requests)) {
-    fail('workload', 'a Workload', workload);
-  }
+  const workload = readWorkload(o.workload);
   if (!(POLICY_NAMES as readonly unknown[]).includes(o.policy)) {
     fail('policy', `one of ${POLICY_NAMES.join(', ')}`, o.policy);
   }
@@ -392,6 +389,15 @@ function resolveSimulationOptions(options: SimulationOptions): ResolvedSimulatio
     precision: o.precision === undefined ? true : o.precision === true,
     onProgress: o.onProgress as ResolvedSimulationOptions['onProgress'],
   };
+}
+
+/** @internal `value` as a workload (an object with a `requests` array), or a typed error. */
+export function readWorkload(value: unknown): Workload {
+  const workload = value as Workload | undefined;
+  if (typeof workload !== 'object' || workload === null || !Array.isArray(workload.requests)) {
+    fail('workload', 'a Workload', workload);
+  }
+  return workload;
 }
 
 /**

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CommandIo, run } from '../../src/cli/main.js';
+import { DEFAULT_POLICIES } from '../../src/sim/index.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -137,17 +138,7 @@ describe('fleetroute simulate', () => {
       ['--import', 'tsx', 'src/cli/fleetroute.ts', 'simulate', '--out', join(dir, 'report.html')],
       { timeout: 60_000 },
     );
-    for (const policy of [
-      'random',
-      'round_robin',
-      'power_of_two',
-      'least_load',
-      'consistent_hashing',
-      'prefix_hash',
-      'manual',
-      'bucket',
-      'cache_aware',
-    ]) {
+    for (const policy of DEFAULT_POLICIES) {
       expect(stdout).toMatch(new RegExp(`^${policy} `, 'm'));
     }
     expect(stdout).toContain(`report: ${join(dir, 'report.html')}`);
