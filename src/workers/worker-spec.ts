@@ -4,14 +4,7 @@
  * @module
  */
 import { FleetRouteError } from '../core/errors.js';
-import {
-  fail,
-  readEnum,
-  readInteger,
-  readNumber,
-  readObject,
-  readString,
-} from '../core/options.js';
+import { fail, readEnum, readInteger, readObject, readString } from '../core/options.js';
 import {
   type CircuitBreakerConfig,
   resolveCircuitBreakerConfig,
@@ -73,10 +66,6 @@ export interface WorkerSpec {
   readonly runtime?: RuntimeType;
   /** Free-form string labels (zone, GPU kind…). */
   readonly labels?: Readonly<Record<string, string>>;
-  /** Higher is preferred by policies that read it. @defaultValue 50 */
-  readonly priority?: number;
-  /** Relative cost of a request on this worker. @defaultValue 1 */
-  readonly cost?: number;
   /** Bootstrap port of a prefill worker (PD disaggregation). */
   readonly bootstrapPort?: number;
   /** Data-parallel rank; also writable as `url@rank`. */
@@ -104,8 +93,6 @@ export interface ResolvedWorkerSpec {
   readonly connection: ConnectionMode;
   readonly runtime: RuntimeType;
   readonly labels: Readonly<Record<string, string>>;
-  readonly priority: number;
-  readonly cost: number;
   readonly bootstrapPort: number | undefined;
   readonly dpRank: number | undefined;
   readonly dpSize: number | undefined;
@@ -172,8 +159,6 @@ export function resolveWorkerSpec(input: unknown): ResolvedWorkerSpec {
     connection,
     runtime: readEnum('spec.runtime', spec.runtime, RUNTIME_TYPES, 'unspecified'),
     labels: readLabels(spec.labels),
-    priority: readNumber('spec.priority', spec.priority, 50, -1_000_000, 1_000_000),
-    cost: readNumber('spec.cost', spec.cost, 1, 0, 1_000_000),
     bootstrapPort: readOptionalInteger('spec.bootstrapPort', spec.bootstrapPort, 1, 65_535),
     dpRank,
     dpSize,
@@ -205,8 +190,9 @@ function readModels(value: unknown): readonly string[] {
     fail('spec.models', `at most ${MAX_MODELS_PER_WORKER} model ids`, value);
   if (value.length === 0) return EMPTY_MODELS;
   const seen = new Set<string>();
-  value.forEach((model, i) => {
-    const id = readString(`spec.models[${i}]`, model, MAX_MODEL_ID_LENGTH);
+  // An index loop, not forEach: a hole (`new Array(3)`) must fail like `undefined`, not vanish.
+  for (let i = 0; i < value.length; i++) {
+    const id = readString(`spec.models[${i}]`, value[i], MAX_MODEL_ID_LENGTH);
     if (id === '*')
       fail(
         `spec.models[${i}]`,
@@ -214,7 +200,7 @@ function readModels(value: unknown): readonly string[] {
         id,
       );
     seen.add(id);
-  });
+  }
   return Object.freeze([...seen]);
 }
 

@@ -45,8 +45,6 @@ export interface WorkerInfo {
   readonly connection: ConnectionMode;
   readonly runtime: RuntimeType;
   readonly labels: Readonly<Record<string, string>>;
-  readonly priority: number;
-  readonly cost: number;
   readonly bootstrapPort?: number;
   readonly dpRank?: number;
   readonly dpSize?: number;
@@ -243,14 +241,6 @@ export class Worker {
   get labels(): Readonly<Record<string, string>> {
     return this.#spec.labels;
   }
-  /** Higher is preferred by policies that read it (default 50). */
-  get priority(): number {
-    return this.#spec.priority;
-  }
-  /** Relative cost of a request on this worker (default 1). */
-  get cost(): number {
-    return this.#spec.cost;
-  }
   /** Bootstrap port of a prefill worker, if set. */
   get bootstrapPort(): number | undefined {
     return this.#spec.bootstrapPort;
@@ -367,8 +357,6 @@ export class Worker {
       connection: s.connection,
       runtime: s.runtime,
       labels: s.labels,
-      priority: s.priority,
-      cost: s.cost,
       ...(s.bootstrapPort === undefined ? {} : { bootstrapPort: s.bootstrapPort }),
       ...(s.dpRank === undefined ? {} : { dpRank: s.dpRank }),
       ...(s.dpSize === undefined ? {} : { dpSize: s.dpSize }),

@@ -40,8 +40,8 @@ const TRIGGERS: readonly Trigger[] = [
   },
   {
     code: 'INVALID_ARGUMENT',
-    message: /^spec\.priority must be a finite number between .* got NaN$/,
-    act: (registry) => registry.register({ url: 'http://other:8000', priority: Number.NaN }),
+    message: /^spec\.dpSize must be an integer between .* got NaN$/,
+    act: (registry) => registry.register({ url: 'http://other:8000', dpSize: Number.NaN }),
   },
   {
     code: 'DUPLICATE_URL',

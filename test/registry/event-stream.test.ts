@@ -48,7 +48,7 @@ describe('WorkerRegistry.events', { timeout: 5_000 }, () => {
     // Act
     const w = await registry.register({ url: 'h:1' });
     await registry.transitionStatus(w.id, 'draining');
-    await registry.replace(w.id, { url: 'h:1', priority: 1 });
+    await registry.replace(w.id, { url: 'h:1', labels: { v: '1' } });
     await registry.remove(w.id);
     const items = await take(stream, 4);
 

@@ -49,7 +49,7 @@ describe('WorkerIndex rings (through the registry)', () => {
     const built = registry.stats().ringsBuilt;
 
     // Act
-    await registry.replace(a.id, { url: 'h:1', models: ['a'], priority: 99 });
+    await registry.replace(a.id, { url: 'h:1', models: ['a'], labels: { v: '99' } });
 
     // Assert
     expect(registry.getHashRing('a')).toBe(ring);
@@ -156,7 +156,7 @@ describe('WorkerIndex collections (through the registry)', () => {
     const a = await registry.register({ url: 'h:1' });
     const b = await registry.register({ url: 'h:2' });
 
-    const next = await registry.replace(a.id, { url: 'h:1', priority: 1 });
+    const next = await registry.replace(a.id, { url: 'h:1', labels: { v: '1' } });
 
     expect(registry.getAll()).toEqual([next, b]);
   });

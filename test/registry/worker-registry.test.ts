@@ -193,7 +193,7 @@ describe('WorkerRegistry.replace', () => {
     const { registry } = await recordedRegistry();
     let worker = await registry.register({ url: 'h:1' });
     for (let i = 1; i <= 3; i++) {
-      worker = await registry.replace(worker.id, { url: 'h:1', priority: i });
+      worker = await registry.replace(worker.id, { url: 'h:1', labels: { v: String(i) } });
       expect(worker.revision).toBe(i);
     }
   });
@@ -209,7 +209,7 @@ describe('WorkerRegistry.replace', () => {
     const sameConfig = await registry.replace(old.id, {
       url: 'h:1',
       circuitBreaker: { failureThreshold: 1 },
-      priority: 1,
+      labels: { v: '1' },
     });
     const keptBreaker = sameConfig.circuitBreaker;
     const changed = await registry.replace(old.id, {
@@ -397,7 +397,7 @@ describe('WorkerRegistry.transitionStatus', () => {
   it('shows the new status through every revision object of the worker', async () => {
     const { registry } = await recordedRegistry();
     const old = await registry.register({ url: 'h:1' });
-    const next = await registry.replace(old.id, { url: 'h:1', priority: 1 });
+    const next = await registry.replace(old.id, { url: 'h:1', labels: { v: '1' } });
 
     await registry.transitionStatus(old.id, 'failed');
 
@@ -697,7 +697,7 @@ describe('WorkerRegistry reads', () => {
     // Act
     await registry.transitionStatus(a.id, 'draining');
     const afterStatus = registry.getByModel('a');
-    const next = await registry.replace(a.id, { url: 'h:1', models: ['a'], priority: 1 });
+    const next = await registry.replace(a.id, { url: 'h:1', models: ['a'], labels: { v: '1' } });
 
     // Assert
     expect(afterStatus).toBe(before);
@@ -715,7 +715,7 @@ describe('WorkerRegistry reads', () => {
     const built = registry.stats().ringsBuilt;
 
     // Act
-    await registry.replace(a.id, { url: 'h:1', models: ['a'], priority: 1 });
+    await registry.replace(a.id, { url: 'h:1', models: ['a'], labels: { v: '1' } });
 
     // Assert
     expect(registry.getByModel('b')).toBe(beforeB);
@@ -1018,7 +1018,7 @@ describe('WorkerRegistry listeners', () => {
 
     // Act
     const w = await registry.register({ url: 'h:1' });
-    await registry.replace(w.id, { url: 'h:1', priority: 3 });
+    await registry.replace(w.id, { url: 'h:1', labels: { v: '3' } });
     await registry.transitionStatus(w.id, 'failed');
     await registry.remove(w.id);
 
@@ -1081,7 +1081,7 @@ describe('WorkerRegistry listeners', () => {
   it('seq increases by exactly one per event across all mutation kinds', async () => {
     const { registry, events } = await recordedRegistry();
     const w = await registry.register({ url: 'h:1' });
-    await registry.registerOrReplace({ url: 'h:1', priority: 2 });
+    await registry.registerOrReplace({ url: 'h:1', labels: { v: '2' } });
     await registry.transitionStatus(w.id, 'failed');
     await registry.transitionStatus(w.id, 'failed');
     await registry.removeByUrl('h:1');

@@ -54,8 +54,8 @@ const ROWS: readonly Row[] = [
     'INVALID_ARGUMENT',
   ),
   row(
-    'register({ priority: NaN })',
-    (r) => r.register({ url: 'h:9', priority: Number.NaN }),
+    'register({ dpSize: NaN })',
+    (r) => r.register({ url: 'h:9', dpSize: Number.NaN }),
     'INVALID_ARGUMENT',
   ),
   row(

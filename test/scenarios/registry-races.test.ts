@@ -299,7 +299,7 @@ describe('other same-URL races', { timeout: 5_000 }, () => {
     const { registry, events } = await recordedRegistry();
 
     const results = await Promise.all(
-      [1, 2, 3].map((priority) => registry.registerOrReplace({ url: U, priority })),
+      [1, 2, 3].map((v) => registry.registerOrReplace({ url: U, labels: { v: String(v) } })),
     );
 
     expect(results.map((r) => [r.replaced, r.worker.revision])).toEqual([
@@ -309,7 +309,7 @@ describe('other same-URL races', { timeout: 5_000 }, () => {
     ]);
     expect(new Set(results.map((r) => r.worker.id)).size).toBe(1);
     expect(events.map((e) => e.type)).toEqual(['registered', 'replaced', 'replaced']);
-    expect(registry.getByUrl(U)?.priority).toBe(3);
+    expect(registry.getByUrl(U)?.labels).toEqual({ v: '3' });
   });
 
   it('two replaces expecting the same revision: the first wins, the second is stale and changes nothing', async () => {
@@ -363,7 +363,7 @@ describe('other same-URL races', { timeout: 5_000 }, () => {
 
     const [removed, replaced] = await Promise.allSettled([
       registry.remove(worker.id),
-      registry.replace(worker.id, { url: U, priority: 1 }),
+      registry.replace(worker.id, { url: U, labels: { v: '1' } }),
     ]);
 
     expect(removed).toEqual({ status: 'fulfilled', value: worker });
@@ -376,7 +376,7 @@ describe('other same-URL races', { timeout: 5_000 }, () => {
     const worker = await registry.register({ url: U });
 
     const [replaced, removed] = await Promise.all([
-      registry.replace(worker.id, { url: U, priority: 1 }),
+      registry.replace(worker.id, { url: U, labels: { v: '1' } }),
       registry.remove(worker.id),
     ]);
 

@@ -24,8 +24,6 @@ describe('resolveWorkerSpec: defaults and normalisation', () => {
       connection: 'http',
       runtime: 'unspecified',
       labels: {},
-      priority: 50,
-      cost: 1,
       bootstrapPort: undefined,
       dpRank: undefined,
       dpSize: undefined,
@@ -147,10 +145,10 @@ describe('resolveWorkerSpec: rejection names the field', () => {
     ['spec.connection', { url: 'h:1', connection: 'websocket' }],
     ['spec.connection', { url: 'h:1', connection: 'grpc' }],
     ['spec.connection', { url: 'grpc://h:1', connection: 'http' }],
-    ['spec.priority', { url: 'h:1', priority: Number.NaN }],
-    ['spec.priority', { url: 'h:1', priority: '50' }],
-    ['spec.cost', { url: 'h:1', cost: -1 }],
-    ['spec.cost', { url: 'h:1', cost: Number.POSITIVE_INFINITY }],
+    ['spec.models[0]', { url: 'h:1', models: new Array(3) }],
+    ['spec.models[1]', { url: 'h:1', models: ['a', , 'b'] }],
+    ['spec.dpSize', { url: 'h:1', dpSize: Number.NaN }],
+    ['spec.dpSize', { url: 'h:1', dpSize: '2' }],
     ['spec.labels', { url: 'h:1', labels: ['zone'] }],
     ['spec.labels', { url: 'h:1', labels: tooManyLabels }],
     ['spec.labels.zone', { url: 'h:1', labels: { zone: 1 } }],
@@ -205,12 +203,12 @@ describe('resolveWorkerSpec: rejection names the field', () => {
 
     // Act
     const error = await rejectsCode(
-      registry.register({ url: 'h:1', models: ['a'], priority: Number.NaN }),
+      registry.register({ url: 'h:1', models: ['a'], dpSize: Number.NaN }),
       'INVALID_ARGUMENT',
     );
 
     // Assert
-    expect(error.message).toMatch(/^spec\.priority/);
+    expect(error.message).toMatch(/^spec\.dpSize/);
     expect(registry.snapshot()).toEqual(before);
     expect(registry.size).toBe(0);
     expect(events).toEqual([]);

@@ -17,8 +17,6 @@ describe('Worker: fields', () => {
       type: 'prefill',
       runtime: 'sglang',
       labels: { zone: 'eu' },
-      priority: 70,
-      cost: 2.5,
       bootstrapPort: 9000,
       dpSize: 2,
       apiKey: SECRET,
@@ -38,8 +36,6 @@ describe('Worker: fields', () => {
     expect(worker.connection).toBe('http');
     expect(worker.runtime).toBe('sglang');
     expect(worker.labels).toEqual({ zone: 'eu' });
-    expect(worker.priority).toBe(70);
-    expect(worker.cost).toBe(2.5);
     expect(worker.bootstrapPort).toBe(9000);
     expect(worker.dpRank).toBe(1);
     expect(worker.dpSize).toBe(2);
@@ -248,7 +244,7 @@ describe('Worker: the API key never leaks', () => {
     // Arrange
     const { registry, events } = await recordedRegistry();
     const worker = await registry.register({ url: 'h:1', apiKey: SECRET });
-    await registry.replace(worker.id, { url: 'h:1', apiKey: SECRET, priority: 1 });
+    await registry.replace(worker.id, { url: 'h:1', apiKey: SECRET, labels: { v: '1' } });
     await registry.transitionStatus(worker.id, 'draining');
     await registry.remove(worker.id);
 
@@ -297,8 +293,6 @@ describe('Worker: toJSON', () => {
       connection: 'http',
       runtime: 'unspecified',
       labels: {},
-      priority: 50,
-      cost: 1,
       status: 'ready',
       revision: 0,
       load: 0,
