@@ -18,7 +18,8 @@ export class EventStream implements AsyncIterableIterator<StreamItem> {
   #count = 0;
   #missed = 0;
   #done = false;
-  #waiter: ((result: IteratorResult<StreamItem>) => void) | undefined;
+  /** Readers waiting for an event, oldest first (several `next()` calls may be in flight). */
+  readonly #waiters: ((result: IteratorResult<StreamItem>) => void)[] = [];
   readonly #onClose: (stream: EventStream) => void;
 
   constructor(bufferSize: number, onClose: (stream: EventStream) => void) {
@@ -34,9 +35,9 @@ export class EventStream implements AsyncIterableIterator<StreamItem> {
   /** @internal Delivers one event (never blocks the registry). */
   push(event: WorkerEvent): void {
     if (this.#done) return;
-    const waiter = this.#waiter;
+    // A waiting reader means the buffer is empty: hand the event straight to the oldest one.
+    const waiter = this.#waiters.shift();
     if (waiter !== undefined) {
-      this.#waiter = undefined;
       waiter({ value: event, done: false });
       return;
     }
@@ -50,6 +51,10 @@ export class EventStream implements AsyncIterableIterator<StreamItem> {
     this.#count++;
   }
 
+  /**
+   * The next event, a `lagged` marker, or `done`. Calls may overlap: each pending call settles in
+   * the order it was made, and all of them settle as `done` when the stream ends.
+   */
   next(): Promise<IteratorResult<StreamItem>> {
     if (this.#missed > 0) {
       const missed = this.#missed;
@@ -65,7 +70,7 @@ export class EventStream implements AsyncIterableIterator<StreamItem> {
     }
     if (this.#done) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve) => {
-      this.#waiter = resolve;
+      this.#waiters.push(resolve);
     });
   }
 
@@ -73,6 +78,12 @@ export class EventStream implements AsyncIterableIterator<StreamItem> {
   return(): Promise<IteratorResult<StreamItem>> {
     this.close();
     return Promise.resolve({ value: undefined, done: true });
+  }
+
+  /** Settles every pending `next()` as done, oldest first. */
+  #releaseWaiters(): void {
+    const waiters = this.#waiters.splice(0);
+    for (const waiter of waiters) waiter({ value: undefined, done: true });
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<StreamItem> {
@@ -83,9 +94,7 @@ export class EventStream implements AsyncIterableIterator<StreamItem> {
   end(): void {
     if (this.#done) return;
     this.#done = true;
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.({ value: undefined, done: true });
+    this.#releaseWaiters();
     this.#onClose(this);
   }
 
@@ -96,9 +105,7 @@ export class EventStream implements AsyncIterableIterator<StreamItem> {
     this.#buffer.fill(undefined);
     this.#count = 0;
     this.#missed = 0;
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.({ value: undefined, done: true });
+    this.#releaseWaiters();
     this.#onClose(this);
   }
 }

@@ -85,6 +85,48 @@ describe('WorkerRegistry.events', { timeout: 5_000 }, () => {
     });
   });
 
+  it('several next() calls in flight settle in the order they were made, one event each', async () => {
+    // Arrange
+    const { registry } = await recordedRegistry();
+    const stream = registry.events();
+    const first = track(stream.next());
+    const second = track(stream.next());
+    const third = track(stream.next());
+
+    // Act
+    const a = await registry.register({ url: 'h:1' });
+    const b = await registry.register({ url: 'h:2' });
+    await tick();
+
+    // Assert
+    expect(first.value).toEqual({
+      value: expect.objectContaining({ workerId: a.id }),
+      done: false,
+    });
+    expect(second.value).toEqual({
+      value: expect.objectContaining({ workerId: b.id }),
+      done: false,
+    });
+    expect(third.settled).toBe(false);
+  });
+
+  it('close() settles every next() still in flight as done', async () => {
+    // Arrange
+    const { registry } = await recordedRegistry();
+    const stream = registry.events();
+    const pending = [stream.next(), stream.next(), stream.next()];
+
+    // Act
+    registry.close();
+
+    // Assert
+    expect(await Promise.all(pending)).toEqual([
+      { value: undefined, done: true },
+      { value: undefined, done: true },
+      { value: undefined, done: true },
+    ]);
+  });
+
   it('a slow consumer past its buffer reads { type: lagged, missed } and then the newest events', async () => {
     // Arrange
     const { registry } = await recordedRegistry();
