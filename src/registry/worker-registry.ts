@@ -4,7 +4,7 @@
  * @module
  */
 import { FleetRouteError } from '../core/errors.js';
-import { type Hasher, loadHasher } from '../core/hash.js';
+import { Hasher, loadHasher } from '../core/hash.js';
 import { describe, fail, readEnum, readString } from '../core/options.js';
 import { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import {
@@ -86,8 +86,16 @@ export class WorkerRegistry {
   /**
    * @internal Use {@link WorkerRegistry.create}. `lockHooks` lets tests suspend mutations around
    * lock acquisition to force interleavings.
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when called without a loaded hasher (that
+   *   is, as `new WorkerRegistry()` from user code).
    */
   constructor(hasher: Hasher, options: WorkerRegistryOptions = {}, lockHooks?: LockHooks) {
+    if (!(hasher instanceof Hasher)) {
+      throw new FleetRouteError(
+        'INVALID_ARGUMENT',
+        'a WorkerRegistry is created with `await WorkerRegistry.create(options)`, not `new`',
+      );
+    }
     this.#options = resolveRegistryOptions(options);
     this.#breakerDefaults = this.#options.circuitBreaker;
     this.#locks = new UrlLocks(lockHooks);

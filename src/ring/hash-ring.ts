@@ -173,6 +173,8 @@ export class HashRing {
    * at the cost of an allocation.
    *
    * @returns the URL, or `undefined` when the ring is empty or every worker was rejected.
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when `key` is not a string or `accept` is
+   *   neither a function nor `undefined`.
    * Cost: one xxh64 of the key, O(1) bucket read, O(log(points per bucket)) search, plus the walk.
    * No allocation beyond the BigInt the hash function returns.
    */
@@ -185,8 +187,9 @@ export class HashRing {
    * Like {@link HashRing.find} but returns the worker's position in {@link HashRing.urls}, or -1.
    */
   findIndex(key: string, accept?: RingAccept): number {
-    if (this.#size === 0) return -1;
     if (typeof key !== 'string') throw invalidArgument('HashRing.find: key must be a string');
+    checkAccept('HashRing.find', accept);
+    if (this.#size === 0) return -1;
     this.#hasher.hashString(key);
     return this.#walk(this.#locate(this.#hasher.hi, this.#hasher.lo), accept);
   }
@@ -195,12 +198,15 @@ export class HashRing {
    * Lookup by a precomputed unsigned 64-bit hash (for callers that hash tokens or bytes).
    *
    * @returns the owning URL, or `undefined` when the ring is empty or every worker was rejected.
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for a hash outside 0 … 2⁶⁴−1 or an
+   *   `accept` that is not a function.
    */
   findByHash(hash: bigint, accept?: RingAccept): string | undefined {
-    if (this.#size === 0) return undefined;
     if (typeof hash !== 'bigint' || hash < 0n || hash > 0xffff_ffff_ffff_ffffn) {
       throw invalidArgument('HashRing.findByHash: hash must be an unsigned 64-bit bigint');
     }
+    checkAccept('HashRing.findByHash', accept);
+    if (this.#size === 0) return undefined;
     const i = this.#walk(this.#locate(Number(hash >> 32n), Number(hash & 0xffff_ffffn)), accept);
     return i < 0 ? undefined : this.#urls[i];
   }
@@ -398,4 +404,11 @@ export function buildRing(
   cache?: PointCache,
 ): HashRing {
   return new HashRing(hasher, urls, virtualNodes, cache);
+}
+
+/** Rejects an `accept` predicate that cannot be called (before any lookup state is touched). */
+function checkAccept(where: string, accept: unknown): void {
+  if (accept !== undefined && typeof accept !== 'function') {
+    throw invalidArgument(`${where}: accept must be a function or undefined`);
+  }
 }

@@ -52,6 +52,15 @@ describe('WorkerRegistry.create', () => {
     );
     expect(error.message.startsWith(field)).toBe(true);
   });
+
+  it.each<[string, unknown[]]>([
+    ['no arguments', []],
+    ['options in place of the hasher', [{ defaultStatus: 'ready' }]],
+  ])('new WorkerRegistry() with %s is INVALID_ARGUMENT pointing at create()', (_label, args) => {
+    const Ctor = WorkerRegistry as unknown as new (...a: unknown[]) => WorkerRegistry;
+    const error = throwsCode(() => new Ctor(...args), 'INVALID_ARGUMENT');
+    expect(error.message).toContain('WorkerRegistry.create');
+  });
 });
 
 describe('WorkerRegistry.register', () => {

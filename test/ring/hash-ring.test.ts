@@ -462,6 +462,23 @@ describe('HashRing: validation', () => {
   });
 
   it.each([
+    ['a number', 3],
+    ['a string', 'yes'],
+    ['null', null],
+    ['an object', {}],
+  ])(
+    'rejects an accept that is %s with INVALID_ARGUMENT, on full and empty rings',
+    async (_label, accept) => {
+      const bad = accept as unknown as () => boolean;
+      for (const ring of [await HashRing.create(THREE), await HashRing.create([])]) {
+        throwsCode(() => ring.find('k', bad), 'INVALID_ARGUMENT');
+        throwsCode(() => ring.findIndex('k', bad), 'INVALID_ARGUMENT');
+        throwsCode(() => ring.findByHash(7n, bad), 'INVALID_ARGUMENT');
+      }
+    },
+  );
+
+  it.each([
     ['negative', -1n],
     ['above 2^64 - 1', 1n << 64n],
     ['a number', 5],
