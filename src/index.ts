@@ -56,6 +56,7 @@ export type {
   RegistryStats,
   RevisionOptions,
   StatusTransition,
+  TransitionOptions,
   WorkerRegistryOptions,
 } from './registry/registry-options.js';
 export type {
@@ -92,6 +93,7 @@ export type {
   RouterStats,
 } from './router/router.js';
 export { Router } from './router/router.js';
+export type { ReadyOptions } from './router/readiness.js';
 export type {
   LoadPollingConfig,
   ResolvedLoadPollingConfig,

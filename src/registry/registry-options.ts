@@ -11,7 +11,7 @@ import {
   resolveCircuitBreakerConfig,
 } from '../resilience/circuit-breaker-config.js';
 import { type Clock, monotonicClock } from '../resilience/clock.js';
-import type { ResolvedRetryConfig } from '../resilience/retry-config.js';
+import type { RetryConfig } from '../resilience/retry-config.js';
 import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
 import type { Worker, WorkerInfo } from '../workers/worker.js';
 import { WORKER_STATUSES, type WorkerStatus, type WorkerType } from '../workers/worker-spec.js';
@@ -62,6 +62,16 @@ export interface RevisionOptions {
   readonly expectedRevision?: number;
 }
 
+/** Options of {@link WorkerRegistry.transitionStatus}. @public */
+export interface TransitionOptions extends RevisionOptions {
+  /**
+   * Change the status only if it is still this one; otherwise nothing changes, no event is
+   * emitted, and the call returns `undefined`. For a caller whose decision depends on the status
+   * it read (a health check that saw `pending`), so a status set meanwhile is never overwritten.
+   */
+  readonly expectedStatus?: WorkerStatus;
+}
+
 /** Result of {@link WorkerRegistry.registerOrReplace}. @public */
 export interface RegisterOrReplaceResult {
   readonly worker: Worker;
@@ -99,8 +109,8 @@ export interface RegistrySnapshot {
   readonly workers: readonly WorkerInfo[];
   /** Explicitly served model → ids of the workers naming it. */
   readonly models: Readonly<Record<string, readonly string[]>>;
-  /** Per-model retry overrides. */
-  readonly retryConfigs: Readonly<Record<string, ResolvedRetryConfig>>;
+  /** Per-model retry overrides, as given to `setModelRetryConfig`. */
+  readonly retryConfigs: Readonly<Record<string, RetryConfig>>;
 }
 
 /** @internal {@link WorkerRegistryOptions} with every default filled in. */

@@ -13,11 +13,7 @@ import {
   resolveCircuitBreakerConfig,
   sameCircuitBreakerConfig,
 } from '../resilience/circuit-breaker-config.js';
-import {
-  type ResolvedRetryConfig,
-  type RetryConfig,
-  resolveRetryConfig,
-} from '../resilience/retry-config.js';
+import { type RetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import type { HashRing } from '../ring/hash-ring.js';
 import { Worker, WorkerRuntime } from '../workers/worker.js';
 import {
@@ -43,6 +39,7 @@ import {
   readExpectedRevision,
   resolveRegistryOptions,
   type StatusTransition,
+  type TransitionOptions,
   type WorkerRegistryOptions,
 } from './registry-options.js';
 import { type LockHooks, UrlLocks } from './url-locks.js';
@@ -76,7 +73,7 @@ export class WorkerRegistry {
   readonly #hub: EventHub;
   readonly #options: ResolvedRegistryOptions;
   readonly #reserved = new Map<string, string>();
-  readonly #retryConfigs = new Map<string, ResolvedRetryConfig>();
+  readonly #retryConfigs = new Map<string, RetryConfig>();
   #nextId = 1;
   #closed = false;
   #breakerDefaults: ResolvedCircuitBreakerConfig;
@@ -291,10 +288,11 @@ export class WorkerRegistry {
   // ─── 4. Read: config ───────────────────────────────────────────────────────────────────
 
   /**
-   * @returns the retry override set for `model` with {@link WorkerRegistry.setModelRetryConfig},
+   * @returns the retry override set for `model` with {@link WorkerRegistry.setModelRetryConfig}
+   *   (the fields given there, frozen; a router fills the others from its own `retry` option),
    *   or `undefined`. O(1).
    */
-  getRetryConfig(model: string): ResolvedRetryConfig | undefined {
+  getRetryConfig(model: string): RetryConfig | undefined {
     return typeof model === 'string' ? this.#retryConfigs.get(model) : undefined;
   }
 
@@ -381,7 +379,8 @@ export class WorkerRegistry {
    * Sets a worker's status. A pure primitive: any transition is allowed; the caller (the router's
    * health loop) owns the state machine.
    *
-   * @returns `{ from, to }`, or `undefined` when the worker already had that status (no event).
+   * @returns `{ from, to }`, or `undefined` when the worker already had that status, or when
+   *   `expectedStatus` is given and the status is another (no event either way).
    * @throws {@link FleetRouteError} `NOT_FOUND`, `STALE_REVISION`, `INVALID_ARGUMENT` for an
    *   unknown status, `CLOSED`.
    *
@@ -390,12 +389,17 @@ export class WorkerRegistry {
   async transitionStatus(
     id: string,
     status: WorkerStatus,
-    options: RevisionOptions = {},
+    options: TransitionOptions = {},
   ): Promise<StatusTransition | undefined> {
     this.#assertOpen();
     if (status === undefined) fail('status', 'a worker status', status);
     const to = readEnum('status', status, WORKER_STATUSES, 'pending');
     const expected = readExpectedRevision(options);
+    const expectedStatus = (options as { expectedStatus?: unknown }).expectedStatus;
+    const onlyFrom =
+      expectedStatus === undefined
+        ? undefined
+        : readEnum('options.expectedStatus', expectedStatus, WORKER_STATUSES, 'pending');
     const url = this.#liveOrThrow(id).url;
     return this.#locks.run(url, () => {
       this.#assertOpen();
@@ -403,7 +407,7 @@ export class WorkerRegistry {
       checkRevision(worker, expected);
       const runtime = Worker.runtimeOf(worker);
       const from = runtime.status;
-      if (from === to) return undefined;
+      if (from === to || (onlyFrom !== undefined && from !== onlyFrom)) return undefined;
       runtime.status = to;
       this.#hub.emit({ type: 'statusChanged', seq: 0, workerId: id, worker, from, to });
       return { from, to };
@@ -415,28 +419,32 @@ export class WorkerRegistry {
   /**
    * Replaces the breaker settings every worker starts from (under its own `circuitBreaker`
    * overrides), for current and future workers. A worker whose resolved settings change gets a
-   * new, closed breaker; the others keep theirs. A router applies its `circuitBreaker` option
-   * this way.
+   * new, closed breaker; the others keep theirs. The registry owns these defaults: a router's
+   * `circuitBreaker` option is written here, and every router on the registry keeps observing
+   * every worker's breaker across the swap (an open breaker that is swapped reports open →
+   * closed through each router's `circuitChanged`).
    *
    * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad field, `CLOSED`.
    *
    * Emits: nothing. Locks: none (synchronous). Cost: O(n).
    */
-  setCircuitBreakerDefaults(config: CircuitBreakerConfig): void {
+  setCircuitBreakerDefaults(config: CircuitBreakerConfig | ResolvedCircuitBreakerConfig): void {
     this.#assertOpen();
     this.#breakerDefaults = resolveCircuitBreakerConfig(config, 'circuitBreaker');
     for (const worker of this.#index.all()) {
       const runtime = Worker.runtimeOf(worker);
       const resolved = this.#breakerConfigFor(Worker.specOf(worker));
       if (!sameCircuitBreakerConfig(runtime.breaker.config, resolved)) {
-        runtime.breaker = new CircuitBreaker(resolved, this.#options.clock);
+        this.#swapBreaker(runtime, resolved);
       }
     }
   }
 
   /**
-   * Sets the retry override for a model that live workers name explicitly. It is dropped when the
-   * model's last worker leaves (by `remove` or by a `replace` that drops the model).
+   * Sets the retry override for a model that live workers name explicitly: the fields given win
+   * over the router's `retry` option for requests to this model; the others come from it. It
+   * is dropped when the model's last worker leaves (by `remove` or by a `replace` that drops the
+   * model).
    *
    * @throws {@link FleetRouteError} `NOT_FOUND` when no live worker names `model`,
    *   `INVALID_ARGUMENT` for a bad config.
@@ -446,10 +454,10 @@ export class WorkerRegistry {
   setModelRetryConfig(model: string, config: RetryConfig): void {
     this.#assertOpen();
     const id = readString('model', model, MAX_MODEL_ID_LENGTH);
-    const resolved = resolveRetryConfig(config, 'config');
+    resolveRetryConfig(config, 'config'); // validates every field
     if (!this.#index.hasModel(id))
       throw new FleetRouteError('NOT_FOUND', `no live worker serves model ${JSON.stringify(id)}`);
-    this.#retryConfigs.set(id, resolved);
+    this.#retryConfigs.set(id, givenFields(config));
   }
 
   /**
@@ -529,7 +537,7 @@ export class WorkerRegistry {
     this.#reserved.delete(spec.url);
     const runtime = new WorkerRuntime(
       spec.status ?? this.#options.defaultStatus,
-      new CircuitBreaker(this.#breakerConfigFor(spec), this.#options.clock),
+      this.#newBreaker(this.#breakerConfigFor(spec)),
     );
     const worker = new Worker(id, 0, spec, runtime);
     this.#index.add(worker);
@@ -541,13 +549,29 @@ export class WorkerRegistry {
     const runtime = Worker.runtimeOf(current);
     const breakerConfig = this.#breakerConfigFor(spec);
     if (!sameCircuitBreakerConfig(runtime.breaker.config, breakerConfig)) {
-      runtime.breaker = new CircuitBreaker(breakerConfig, this.#options.clock);
+      this.#swapBreaker(runtime, breakerConfig);
     }
     const next = new Worker(current.id, current.revision + 1, spec, runtime);
     this.#index.replace(current, next);
     this.#dropOrphanRetryConfigs(current.models);
     this.#hub.emit({ type: 'replaced', seq: 0, workerId: current.id, old: current, new: next });
     return next;
+  }
+
+  #newBreaker(config: ResolvedCircuitBreakerConfig): CircuitBreaker {
+    return new CircuitBreaker(config, this.#options.clock);
+  }
+
+  /**
+   * Gives a worker a new, closed breaker for `config`. It keeps the old one's observers, so every
+   * router's `circuitChanged` keeps following the worker, and they are told of the change of
+   * state (open → closed) once the new breaker is in place.
+   */
+  #swapBreaker(runtime: WorkerRuntime, config: ResolvedCircuitBreakerConfig): void {
+    const previous = runtime.breaker;
+    const next = this.#newBreaker(config);
+    runtime.breaker = next;
+    next.succeed(previous);
   }
 
   #removeLocked(worker: Worker): Worker {
@@ -601,4 +625,11 @@ function tryNormalise(url: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The fields of a validated partial config that were given (not `undefined`), as a frozen copy. */
+function givenFields<T extends object>(config: T): T {
+  const given: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) if (value !== undefined) given[key] = value;
+  return Object.freeze(given) as T;
 }

@@ -11,6 +11,9 @@ import { FailureWindow } from './failure-window.js';
 /** A breaker's state. Only `closed` and a half-open breaker with a free trial slot admit requests. @public */
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
+/** @internal Told about every state change of a breaker. */
+export type CircuitObserver = (from: CircuitState, to: CircuitState) => void;
+
 /** Plain-data view of a breaker for `stats()` and snapshots. @public */
 export interface CircuitBreakerSnapshot {
   readonly state: CircuitState;
@@ -48,7 +51,8 @@ export class CircuitBreaker {
   /** +1 each time the breaker turns half-open; tags trial leases so late outcomes are recognised. */
   #generation = 0;
   readonly #window: FailureWindow | undefined;
-  #observer: ((from: CircuitState, to: CircuitState) => void) | undefined;
+  /** Called on every state change, in the order added (each router on the registry adds one). */
+  #observers: CircuitObserver[] = [];
 
   /** @internal Breakers are created by the registry with the worker. */
   constructor(config: ResolvedCircuitBreakerConfig, clock: Clock) {
@@ -169,11 +173,31 @@ export class CircuitBreaker {
   }
 
   /**
-   * @internal Calls `observer(from, to)` on every state change (one observer; the router's
-   * `circuitChanged` event). `undefined` removes it.
+   * @internal Calls `observer(from, to)` on every state change from now on (each router that
+   * routes over the registry adds one for its `circuitChanged` event). Adding the same function
+   * twice keeps one. An observer that throws does not stop the others or the state change.
    */
-  observe(observer: ((from: CircuitState, to: CircuitState) => void) | undefined): void {
-    this.#observer = observer;
+  addObserver(observer: CircuitObserver): void {
+    if (!this.#observers.includes(observer)) this.#observers = [...this.#observers, observer];
+  }
+
+  /** @internal Stops calling `observer`. */
+  removeObserver(observer: CircuitObserver): void {
+    if (this.#observers.includes(observer))
+      this.#observers = this.#observers.filter((o) => o !== observer);
+  }
+
+  /**
+   * @internal This breaker takes the place of `previous` (the registry swaps a worker's breaker
+   * when its settings change): it keeps `previous`'s observers, and tells them the worker's
+   * breaker went from `previous`'s state to this one's when they differ. `previous` keeps none.
+   */
+  succeed(previous: CircuitBreaker): void {
+    const observers = previous.#observers;
+    previous.#observers = [];
+    for (const observer of observers) this.addObserver(observer);
+    const from = previous.#state;
+    if (from !== this.#state) this.#notify(from, this.#state);
   }
 
   #closedSuccess(): void {
@@ -197,7 +221,19 @@ export class CircuitBreaker {
     const from = this.#state;
     this.#state = to;
     if (this.#mirror !== undefined) this.#mirror.breakerClosed = to === 'closed';
-    if (from !== to && this.#observer !== undefined) this.#observer(from, to);
+    if (from !== to) this.#notify(from, to);
+  }
+
+  #notify(from: CircuitState, to: CircuitState): void {
+    // The array is replaced, never mutated, so an observer that adds or removes one is safe.
+    const observers = this.#observers;
+    for (let i = 0; i < observers.length; i++) {
+      try {
+        observers[i]!(from, to);
+      } catch {
+        // An observer must not break the lease or probe that moved the breaker.
+      }
+    }
   }
 
   #endTrial(): void {

@@ -13,6 +13,15 @@ import { readBoolean, readInteger, readObject } from '../core/options.js';
 export interface HealthConfig {
   /** Time between two probes of one worker (ms). @defaultValue 30000 */
   readonly intervalMs?: number;
+  /**
+   * Time between probes of a worker that has not settled yet (ms): after a success that has not
+   * yet made a `pending` or `not_ready` worker ready, the next probe comes this soon; a `pending`
+   * worker that fails is probed again after this delay doubled per consecutive failure, up to
+   * `intervalMs`. So a healthy new worker is routable about `(successThreshold − 1) ×` this after
+   * `start()`, while one that is still loading its weights is probed less and less often. Costs
+   * a few more probes per new worker. @defaultValue 500 (never more than `intervalMs`)
+   */
+  readonly startupIntervalMs?: number;
   /** A probe that has not answered after this long counts as a failure (ms). @defaultValue 5000 */
   readonly timeoutMs?: number;
   /** Consecutive successes that make a worker ready. @defaultValue 2 */
@@ -43,6 +52,13 @@ export function resolveHealthConfig(
       `${field}.intervalMs`,
       o.intervalMs,
       base?.intervalMs ?? 30_000,
+      1,
+      2_147_483_647,
+    ),
+    startupIntervalMs: readInteger(
+      `${field}.startupIntervalMs`,
+      o.startupIntervalMs,
+      base?.startupIntervalMs ?? 500,
       1,
       2_147_483_647,
     ),

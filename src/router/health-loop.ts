@@ -42,7 +42,10 @@ const TERMINAL: ReadonlySet<WorkerStatus> = new Set(['failed', 'draining']);
  * ready → not_ready after f consecutive failures; not_ready → ready after s successes, → failed
  * after 3·f consecutive failures. `failed` and `draining` are terminal: probing stops (and a
  * failed worker is removed when `removeFailed` is set). A probe's answer is applied with the
- * revision seen when it was launched, so an answer about a replaced worker changes nothing.
+ * revision seen when it was launched and the status seen when it arrived, so an answer about a
+ * replaced worker, or one overtaken by a status set meanwhile, changes nothing. New workers are
+ * probed at once, then every `startupIntervalMs` while on their way to ready (backing off while
+ * a pending worker keeps failing), then every `intervalMs`.
  */
 export class HealthLoop {
   readonly #registry: WorkerRegistry;
@@ -183,10 +186,19 @@ export class HealthLoop {
           this.stats.discarded++;
           return;
         }
-        const done = this.#apply(probed, healthy, revision);
-        this.#pending.add(done);
-        void done.finally(() => this.#pending.delete(done));
-        this.#schedule(probed, probed.config.intervalMs);
+        const worker = this.#registry.get(probed.id);
+        if (worker === undefined || worker.revision !== revision) {
+          this.stats.discarded++;
+          return;
+        }
+        const from = worker.status;
+        const to = this.#decide(probed, healthy, from);
+        if (to !== undefined) {
+          const done = this.#commit(probed, from, to, revision);
+          this.#pending.add(done);
+          void done.finally(() => this.#pending.delete(done));
+        }
+        this.#schedule(probed, this.#nextDelay(probed, healthy, from, to));
       };
       const onAbort = (): void => finish(false, false);
       const timer = setTimeout(() => {
@@ -206,34 +218,66 @@ export class HealthLoop {
     });
   }
 
-  /** Moves the worker through the state machine after one probe. */
-  async #apply(probed: Probed, healthy: boolean, revision: number): Promise<void> {
-    const worker = this.#registry.get(probed.id);
-    if (worker === undefined || worker.revision !== revision) {
-      this.stats.discarded++;
-      return;
-    }
+  /**
+   * Counts one probe's answer and decides the transition it calls for, from the status the
+   * worker had when the answer arrived (`undefined`: none).
+   */
+  #decide(probed: Probed, healthy: boolean, status: WorkerStatus): WorkerStatus | undefined {
     const { successThreshold: s, failureThreshold: f } = probed.config;
-    const status = worker.status;
-    let to: WorkerStatus | undefined;
     if (healthy) {
       probed.failures = 0;
       probed.successes++;
-      if ((status === 'pending' || status === 'not_ready') && probed.successes >= s) to = 'ready';
-    } else {
-      this.stats.failures++;
-      probed.successes = 0;
-      probed.failures++;
-      if (status === 'ready' && probed.failures >= f) to = 'not_ready';
-      else if (status === 'not_ready' && probed.failures >= 3 * f) to = 'failed';
-      else if (status === 'pending' && probed.failures >= 10 * f) to = 'failed';
+      if ((status === 'pending' || status === 'not_ready') && probed.successes >= s) return 'ready';
+      return undefined;
     }
-    if (to === undefined) return;
+    this.stats.failures++;
+    probed.successes = 0;
+    probed.failures++;
+    if (status === 'ready' && probed.failures >= f) return 'not_ready';
+    if (status === 'not_ready' && probed.failures >= 3 * f) return 'failed';
+    if (status === 'pending' && probed.failures >= 10 * f) return 'failed';
+    return undefined;
+  }
+
+  /**
+   * When to probe next: soon while a worker is on its way to ready (a success short of the
+   * threshold, or a pending worker backing off from `startupIntervalMs`), else `intervalMs`.
+   */
+  #nextDelay(
+    probed: Probed,
+    healthy: boolean,
+    from: WorkerStatus,
+    to: WorkerStatus | undefined,
+  ): number {
+    const { intervalMs, startupIntervalMs } = probed.config;
+    if (to !== undefined || from === 'ready') return intervalMs;
+    if (healthy) return Math.min(startupIntervalMs, intervalMs);
+    if (from !== 'pending') return intervalMs;
+    const backoff = startupIntervalMs * 2 ** Math.min(probed.failures - 1, 30);
+    return Math.min(backoff, intervalMs);
+  }
+
+  /**
+   * Applies a decided transition, only if the worker is still at the revision and in the status
+   * the decision was made from: a status set meanwhile (a `draining` from the operator, say)
+   * wins, and the answer is dropped.
+   */
+  async #commit(
+    probed: Probed,
+    from: WorkerStatus,
+    to: WorkerStatus,
+    revision: number,
+  ): Promise<void> {
     try {
       const changed = await this.#registry.transitionStatus(probed.id, to, {
         expectedRevision: revision,
+        expectedStatus: from,
       });
-      if (changed !== undefined) this.stats.transitions++;
+      if (changed === undefined) {
+        this.stats.discarded++;
+        return;
+      }
+      this.stats.transitions++;
       if (to === 'failed') {
         this.#stop(probed);
         if (probed.config.removeFailed) await this.#registry.remove(probed.id);

@@ -57,7 +57,10 @@ export class LoadPoller {
     if (!this.#closed && this.#timer === undefined && !this.#running) this.#schedule(0);
   }
 
-  /** Runs one round now and resolves when its reports are delivered. */
+  /**
+   * Runs one round now and resolves when its reports are delivered — or, after `close()`, as soon
+   * as its polls in flight are aborted and the waiting ones dropped (nothing is delivered then).
+   */
   async poll(): Promise<void> {
     if (this.#closed) return;
     this.#running = true;
@@ -68,11 +71,12 @@ export class LoadPoller {
       ready.map(
         (worker) =>
           new Promise<void>((resolve) => {
+            // A poll still waiting for a slot when the router closes is dropped, and settles.
             this.#limiter.run(async () => {
               const report = await this.#pollOne(worker);
               if (report !== undefined) reports.set(worker.url, report);
               resolve();
-            });
+            }, resolve);
           }),
       ),
     );

@@ -7,7 +7,10 @@ import { fail, readBoolean, readInteger, readObject } from '../core/options.js';
 import { createPolicy } from '../policies/create-policy.js';
 import { POLICY_NAMES, type Policy, type PolicyName } from '../policies/policy.js';
 import { WorkerRegistry } from '../registry/worker-registry.js';
-import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
+import type {
+  CircuitBreakerConfig,
+  ResolvedCircuitBreakerConfig,
+} from '../resilience/circuit-breaker-config.js';
 import type { Clock } from '../resilience/clock.js';
 import {
   type HealthConfig,
@@ -20,6 +23,7 @@ import {
   resolveRetryConfig,
 } from '../resilience/retry-config.js';
 import type { Transport } from '../transport/transport.js';
+import { checkBreakerDefaults } from './breaker-defaults.js';
 
 /** How often loads are polled, and when a report is too old to use (ms). @public */
 export interface LoadPollingConfig {
@@ -56,11 +60,25 @@ export interface RouterOptions {
   readonly health?: HealthConfig | false;
   /** Load polling; `false` turns it off (also off when the transport has no `loads`). */
   readonly loadPolling?: LoadPollingConfig | false;
-  /** Breaker settings for every worker (under each worker's own overrides). */
+  /**
+   * Breaker settings for every worker (under each worker's own overrides), written to the
+   * registry's defaults (`registry.setCircuitBreakerDefaults`): breakers belong to the workers,
+   * so every router on one registry shares them. A second open router on the same registry that
+   * asks for different settings fails with `INVALID_ARGUMENT`; leave the option out there (or set
+   * the defaults once with `WorkerRegistry.create({ circuitBreaker })`).
+   * @defaultValue the registry's defaults
+   */
   readonly circuitBreaker?: CircuitBreakerConfig;
   /** Retries of `execute` (a model's override from `registry.setModelRetryConfig` wins). */
   readonly retry?: RetryConfig;
-  /** Most probes (and, separately, load polls) in flight at once. @defaultValue 128 */
+  /**
+   * Ask each worker registered without models (a wildcard) which models it serves, once it is
+   * ready and again after each replace, with `transport.models`; the answer becomes the worker's
+   * `models` through `registry.replace` (a `replaced` event). Workers registered with models are
+   * left alone. Off when the transport has no `models`. @defaultValue true
+   */
+  readonly discoverModels?: boolean;
+  /** Most probes (and, separately, load polls and model discoveries) in flight at once. @defaultValue 128 */
   readonly maxConcurrentProbes?: number;
   /**
    * Report leases that are garbage-collected without `release()` (a process warning with code
@@ -88,8 +106,9 @@ export interface ResolvedRouterOptions {
   readonly decodePolicy: Policy;
   readonly health: ResolvedHealthConfig | undefined;
   readonly loadPolling: ResolvedLoadPollingConfig | undefined;
-  readonly circuitBreaker: CircuitBreakerConfig | undefined;
+  readonly circuitBreaker: ResolvedCircuitBreakerConfig | undefined;
   readonly retry: ResolvedRetryConfig;
+  readonly discoverModels: boolean;
   readonly maxConcurrentProbes: number;
   readonly reportLeakedLeases: boolean;
   readonly random: () => number;
@@ -104,6 +123,9 @@ export interface ResolvedRouterOptions {
 export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
   const o = readObject('Router options', options);
   if (!(o.registry instanceof WorkerRegistry)) fail('registry', 'a WorkerRegistry', o.registry);
+  // Checked first: a conflict must fail before any policy (and its timer) exists.
+  const circuitBreaker =
+    o.circuitBreaker === undefined ? undefined : checkBreakerDefaults(o.registry, o.circuitBreaker);
   const transport = o.transport as Transport | undefined;
   if (
     typeof transport !== 'object' ||
@@ -142,8 +164,9 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
     decodePolicy: readPolicy('decodePolicy', o.decodePolicy, 'power_of_two', built),
     health: o.health === false ? undefined : resolveHealthConfig(o.health, 'health'),
     loadPolling,
-    circuitBreaker: o.circuitBreaker as CircuitBreakerConfig | undefined,
+    circuitBreaker,
     retry: resolveRetryConfig(o.retry, 'retry'),
+    discoverModels: readBoolean('discoverModels', o.discoverModels, true),
     maxConcurrentProbes: readInteger('maxConcurrentProbes', o.maxConcurrentProbes, 128, 1, 100_000),
     reportLeakedLeases: readBoolean('reportLeakedLeases', o.reportLeakedLeases, defaultReport),
     random: (o.random as (() => number) | undefined) ?? Math.random,

@@ -15,9 +15,13 @@ import type { CircuitState } from '../resilience/circuit-breaker.js';
 import { type ResolvedRetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import { WorkerLease } from '../workers/lease.js';
 import type { Worker } from '../workers/worker.js';
+import { claimBreakerDefaults, releaseBreakerDefaults } from './breaker-defaults.js';
+import { BreakerWatch } from './breaker-watch.js';
+import { CallSignals } from './call-signals.js';
 import { HealthLoop } from './health-loop.js';
-import { LinkedSignal } from './linked-signal.js';
 import { LoadPoller } from './load-poller.js';
+import { ModelDiscovery } from './model-discovery.js';
+import { Readiness, type ReadyOptions } from './readiness.js';
 import { backoffDelay, retryAfterMs, sleep } from './retry.js';
 import {
   type ResolvedRouterOptions,
@@ -73,6 +77,12 @@ export interface RouterStats {
     readonly reports: number;
     readonly failures: number;
   };
+  /** Model discovery (`discoverModels`): calls made, workers whose models were recorded, failures. */
+  readonly models: {
+    readonly calls: number;
+    readonly discovered: number;
+    readonly failures: number;
+  };
   /** Breaker state per worker id. */
   readonly circuits: Readonly<Record<string, CircuitState>>;
 }
@@ -115,8 +125,10 @@ export class Router {
   readonly #emitter = new EventEmitter<RouterEventMap>();
   readonly #health: HealthLoop | undefined;
   readonly #loads: LoadPoller | undefined;
-  readonly #abort = new AbortController();
-  readonly #observed = new WeakSet<object>();
+  readonly #discovery: ModelDiscovery | undefined;
+  readonly #calls = new CallSignals();
+  readonly #readiness: Readiness;
+  readonly #breakers: BreakerWatch;
   readonly #leaks: FinalizationRegistry<ReturnType<typeof WorkerLease.stateOf>> | undefined;
   readonly #onEvent = (event: WorkerEvent): void => this.#handle(event);
   #started = false;
@@ -134,7 +146,18 @@ export class Router {
   constructor(options: RouterOptions) {
     this.#o = resolveRouterOptions(options);
     const o = this.#o;
-    if (o.circuitBreaker !== undefined) o.registry.setCircuitBreakerDefaults(o.circuitBreaker);
+    if (o.circuitBreaker !== undefined) claimBreakerDefaults(o.registry, this, o.circuitBreaker);
+    this.#readiness = new Readiness(o.registry);
+    this.#breakers = new BreakerWatch((worker, from, to) => this.#circuitChanged(worker, from, to));
+    this.#discovery =
+      o.discoverModels && o.transport.models !== undefined
+        ? new ModelDiscovery(
+            o.registry,
+            o.transport.models.bind(o.transport),
+            o.health?.timeoutMs ?? 5_000,
+            o.maxConcurrentProbes,
+          )
+        : undefined;
     this.#health =
       o.health === undefined
         ? undefined
@@ -183,6 +206,34 @@ export class Router {
     this.#loads?.start();
   }
 
+  /**
+   * Waits until workers are routable: resolves once `minWorkers` (default 1) workers — of
+   * `model`, when given (wildcard workers count for every model) — are `ready`. Starts the router
+   * if it has not started. New workers are probed at once and then every
+   * `health.startupIntervalMs` (500 ms by default) until they settle, so with the default
+   * thresholds a healthy fleet is routable about half a second after `start()`.
+   *
+   * @example
+   * ```ts
+   * router.start();
+   * await router.ready({ signal: AbortSignal.timeout(30_000) });
+   * ```
+   * @returns a promise that resolves when the condition holds (at once if it already does).
+   * @throws (rejects) the signal's reason when `signal` aborts first; {@link FleetRouteError}
+   *   `CLOSED` when the router is or becomes closed; `INVALID_ARGUMENT` naming a bad option.
+   *   Cost: one pass over the model's workers per registry event while waiting.
+   */
+  ready(options?: ReadyOptions): Promise<void> {
+    if (this.#closed) return Promise.reject(new FleetRouteError('CLOSED', 'the router is closed'));
+    try {
+      const waiting = this.#readiness.wait(options);
+      this.start();
+      return waiting;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   /** Adds a listener for `circuitChanged`. @returns `this`. */
   on<K extends keyof RouterEventMap>(type: K, listener: RouterEventMap[K]): this {
     this.#emitter.on(type, listener as never);
@@ -201,11 +252,14 @@ export class Router {
    *
    * @returns the lease (`lease.worker`, `lease.release(outcome?)`), or `undefined` when no worker
    *   is available. Cost: the policy's.
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when `request` is neither an object nor
+   *   `undefined` / `null` (which route like `{}`).
    */
-  select(request: SelectRequest = {}): WorkerLease | undefined {
+  select(request?: SelectRequest): WorkerLease | undefined {
     if (this.#closed) return undefined;
+    const req = readRequest(request);
     this.#selects++;
-    const worker = this.#pick(request, undefined);
+    const worker = this.#pick(req, undefined);
     if (worker === undefined) {
       this.#noWorker++;
       return undefined;
@@ -217,10 +271,11 @@ export class Router {
    * A prefill worker and a decode worker for a disaggregated request, each by its leg's policy,
    * with a lease on each (`undefined`, and no lease, when either leg has no available worker).
    */
-  selectPair(request: SelectRequest = {}): LeasePair | undefined {
+  selectPair(request?: SelectRequest): LeasePair | undefined {
     if (this.#closed) return undefined;
+    const req = readRequest(request);
     const registry = this.#o.registry;
-    const pair = selectPair(registry.getPrefillWorkers(), registry.getDecodeWorkers(), request, {
+    const pair = selectPair(registry.getPrefillWorkers(), registry.getDecodeWorkers(), req, {
       prefill: this.#o.prefillPolicy,
       decode: this.#o.decodePolicy,
     });
@@ -247,7 +302,8 @@ export class Router {
    * @throws the last error when no attempt returned a status; {@link FleetRouteError} `NO_WORKER`
    *   when no worker was available at all; the signal's reason as soon as `signal` aborts (the
    *   backoff is cancelled; a `send` that ignores its signal is abandoned and its late outcome
-   *   ignored); `CLOSED` when the router closes.
+   *   ignored); `CLOSED` when the router closes; `INVALID_ARGUMENT` for a `request` that is not
+   *   an object, a `send` that is not a function or a `signal` that is not an `AbortSignal`.
    */
   async execute<T>(
     request: SelectRequest,
@@ -259,18 +315,18 @@ export class Router {
     const signal = options?.signal;
     if (signal !== undefined && !(signal instanceof AbortSignal))
       fail('signal', 'an AbortSignal', signal);
+    const req = readRequest(request);
     this.#executions++;
-    const req = typeof request === 'object' && request !== null ? request : {};
     const model = typeof req.model === 'string' ? req.model : undefined;
     const override = model === undefined ? undefined : this.#o.registry.getRetryConfig(model);
+    // The model's override holds only the fields given for it; the router's config fills the rest.
     const retry =
       override === undefined ? this.#o.retry : resolveRetryConfig(override, 'retry', this.#o.retry);
-    if (signal === undefined) return this.#attempt(req, send, retry, this.#abort.signal);
-    const linked = new LinkedSignal(signal, this.#abort.signal);
+    const call = this.#calls.open(signal);
     try {
-      return await this.#attempt(req, send, retry, linked.signal);
+      return await this.#attempt(req, send, retry, call.signal);
     } finally {
-      linked.dispose();
+      call.dispose();
     }
   }
 
@@ -335,7 +391,10 @@ export class Router {
     throw error;
   }
 
-  /** Runs one load-polling round now (also when polling is off); resolves when delivered. */
+  /**
+   * Runs one load-polling round now; resolves when its reports are delivered (at once when
+   * polling is off), or when the router closes.
+   */
   async pollLoads(): Promise<void> {
     await this.#loads?.poll();
   }
@@ -347,6 +406,7 @@ export class Router {
       circuits[worker.id] = worker.circuitBreaker.state;
     const h = this.#health?.stats;
     const l = this.#loads?.stats;
+    const d = this.#discovery?.stats;
     return {
       selects: this.#selects,
       noWorker: this.#noWorker,
@@ -366,24 +426,33 @@ export class Router {
         reports: l?.reports ?? 0,
         failures: l?.failures ?? 0,
       },
+      models: {
+        calls: d?.calls ?? 0,
+        discovered: d?.discovered ?? 0,
+        failures: d?.failures ?? 0,
+      },
       circuits,
     };
   }
 
   /**
-   * Stops everything: health timers, polling, probes and polls in flight (aborted; one that
-   * ignores its signal is abandoned), in-flight `execute` calls (rejected with `CLOSED`),
-   * registry subscription, breaker observers, and every policy's `close()`. Idempotent; resolves
-   * without waiting for transports that never settle.
+   * Stops everything: health timers, polling, probes, polls and model discoveries in flight
+   * (aborted; one that ignores its signal is abandoned), in-flight `execute` calls (rejected
+   * with `CLOSED`), pending `ready()` calls (rejected with `CLOSED`), pending `pollLoads()` calls
+   * (resolved), the registry subscription, breaker observers, and every policy's `close()`.
+   * Idempotent; resolves without waiting for transports that never settle.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#abort.abort(new FleetRouteError('CLOSED', 'the router is closed'));
+    this.#calls.abortAll(new FleetRouteError('CLOSED', 'the router is closed'));
     this.#o.registry.off('event', this.#onEvent);
     this.#health?.close();
     this.#loads?.close();
-    for (const worker of this.#o.registry.getAll()) worker.circuitBreaker.observe(undefined);
+    this.#discovery?.close();
+    this.#readiness.close();
+    this.#breakers.close();
+    releaseBreakerDefaults(this.#o.registry, this);
     for (const policy of this.#policies()) policy.close?.();
     this.#emitter.removeAllListeners();
     await Promise.resolve();
@@ -434,39 +503,50 @@ export class Router {
         this.#adopt(event.new);
         break;
       case 'removed':
-        event.worker.circuitBreaker.observe(undefined);
+        this.#breakers.unwatch(event.worker);
         this.#health?.untrack(event.workerId);
+        this.#discovery?.forget(event.workerId);
         for (const policy of this.#policies()) policy.removeWorker?.(event.worker.url);
         break;
       case 'statusChanged':
         this.#health?.statusChanged(event.worker);
+        this.#discovery?.consider(event.worker);
         break;
     }
+    this.#readiness.check();
   }
 
-  /** Observes the worker's breaker and starts probing it (now). */
+  /** Observes the worker's breaker, starts probing it (now), and asks for its models if due. */
   #adopt(worker: Worker): void {
-    const breaker = worker.circuitBreaker;
-    if (!this.#observed.has(breaker)) {
-      this.#observed.add(breaker);
-      breaker.observe((from, to) => {
-        if (this.#closed) return;
-        try {
-          this.#emitter.emit('circuitChanged', {
-            type: 'circuitChanged',
-            workerId: worker.id,
-            url: worker.url,
-            from,
-            to,
-          });
-        } catch {
-          // A throwing listener must not break the lease that changed the breaker.
-        }
-      });
-    }
+    this.#breakers.watch(worker);
     this.#health?.track(worker);
+    this.#discovery?.consider(worker);
+  }
+
+  #circuitChanged(worker: Worker, from: CircuitState, to: CircuitState): void {
+    if (this.#closed) return;
+    try {
+      this.#emitter.emit('circuitChanged', {
+        type: 'circuitChanged',
+        workerId: worker.id,
+        url: worker.url,
+        from,
+        to,
+      });
+    } catch {
+      // A throwing listener must not break the lease that changed the breaker.
+    }
   }
 }
+
+/** `request` as a request object: `undefined` and `null` route like `{}`. */
+function readRequest(request: unknown): SelectRequest {
+  if (request === undefined || request === null) return EMPTY_REQUEST;
+  if (typeof request !== 'object') fail('request', 'an object', request);
+  return request as SelectRequest;
+}
+
+const EMPTY_REQUEST: SelectRequest = Object.freeze({});
 
 function statusOf(value: unknown): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;

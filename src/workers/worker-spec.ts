@@ -10,7 +10,6 @@ import {
   resolveCircuitBreakerConfig,
 } from '../resilience/circuit-breaker-config.js';
 import { type HealthConfig, resolveHealthConfig } from '../resilience/health-config.js';
-import { type RetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import { type ConnectionMode, parseWorkerUrl } from './worker-url.js';
 
 /** A worker's role: a regular worker serves whole requests; prefill/decode serve one leg. @public */
@@ -80,8 +79,6 @@ export interface WorkerSpec {
   readonly health?: HealthConfig;
   /** Per-worker breaker overrides; `{ disabled: true }` turns this worker's breaker off. */
   readonly circuitBreaker?: CircuitBreakerConfig;
-  /** Per-worker retry overrides. */
-  readonly retry?: RetryConfig;
 }
 
 /** @internal A validated spec, every field filled in, frozen. */
@@ -100,7 +97,6 @@ export interface ResolvedWorkerSpec {
   readonly status: WorkerStatus | undefined;
   readonly health: HealthConfig | undefined;
   readonly circuitBreaker: CircuitBreakerConfig | undefined;
-  readonly retry: RetryConfig | undefined;
 }
 
 const EMPTY_LABELS: Readonly<Record<string, string>> = Object.freeze({});
@@ -170,7 +166,6 @@ export function resolveWorkerSpec(input: unknown): ResolvedWorkerSpec {
       'spec.circuitBreaker',
       resolveCircuitBreakerConfig,
     ),
-    retry: readOverride(spec.retry, 'spec.retry', resolveRetryConfig),
   });
 }
 

@@ -7,11 +7,16 @@ import { inspect } from 'node:util';
 import type { CircuitBreaker, CircuitBreakerSnapshot } from '../resilience/circuit-breaker.js';
 import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
 import type { HealthConfig } from '../resilience/health-config.js';
-import type { RetryConfig } from '../resilience/retry-config.js';
 import { LeaseState, WorkerLease } from './lease.js';
 import { type LoadCounter, NO_COUNTERS } from './load-counter.js';
 import type { ResolvedWorkerSpec, RuntimeType, WorkerStatus, WorkerType } from './worker-spec.js';
 import type { ConnectionMode } from './worker-url.js';
+
+/**
+ * Node's `util.inspect.custom` (a registered symbol). Named here rather than read from
+ * `node:util` so the published declarations do not need `@types/node`.
+ */
+const INSPECT_CUSTOM = Symbol.for('nodejs.util.inspect.custom');
 
 /**
  * The per-worker values a policy reads, gathered in one call so a policy touches each candidate
@@ -265,10 +270,6 @@ export class Worker {
   get circuitBreakerConfig(): CircuitBreakerConfig | undefined {
     return this.#spec.circuitBreaker;
   }
-  /** Per-worker retry overrides as given at registration. */
-  get retry(): RetryConfig | undefined {
-    return this.#spec.retry;
-  }
   /** 0 at registration, +1 on every `replace`. */
   get revision(): number {
     return this.#revision;
@@ -370,7 +371,7 @@ export class Worker {
   }
 
   /** @internal How `console.log` shows a worker: its JSON, never the secret. */
-  [inspect.custom](): string {
+  [INSPECT_CUSTOM](): string {
     return `Worker ${inspect(this.toJSON(), { depth: 3 })}`;
   }
 

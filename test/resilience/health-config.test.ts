@@ -7,6 +7,7 @@ describe('resolveHealthConfig', () => {
     const config = resolveHealthConfig(undefined);
     expect(config).toEqual({
       intervalMs: 30_000,
+      startupIntervalMs: 500,
       timeoutMs: 5_000,
       successThreshold: 2,
       failureThreshold: 3,
@@ -25,6 +26,7 @@ describe('resolveHealthConfig', () => {
 
   it.each([
     ['h.intervalMs', { intervalMs: 0 }],
+    ['h.startupIntervalMs', { startupIntervalMs: 0 }],
     ['h.timeoutMs', { timeoutMs: 1.5 }],
     ['h.successThreshold', { successThreshold: 1001 }],
     ['h.failureThreshold', { failureThreshold: -1 }],

@@ -279,6 +279,76 @@ describe('Router.execute', () => {
     await router.close();
   });
 
+  it('a model’s override keeps the router’s other retry settings (the fields it gives win)', async () => {
+    const { registry, router } = await fleet(6, {
+      retry: { maxAttempts: 5, initialBackoffMs: 1_000, jitter: 0 },
+    });
+    registry.setModelRetryConfig('m', { initialBackoffMs: 0 });
+    const send = vi.fn(async () => ({ status: 503 }));
+
+    const promise = router.execute({ model: 'm' }, send);
+    await vi.advanceTimersByTimeAsync(0);
+
+    // Five attempts (the router's), with no backoff between them (the override's).
+    await promise;
+    expect(send).toHaveBeenCalledTimes(5);
+    await router.close();
+  });
+
+  it('runs many calls at once without piling listeners on any shared signal (no leak warning)', async () => {
+    const { router } = await fleet(4);
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    try {
+      const gates: (() => void)[] = [];
+      const calls = Array.from({ length: 50 }, () =>
+        router.execute(
+          { model: 'm' },
+          () =>
+            new Promise<{ status: number }>((resolve) =>
+              gates.push(() => resolve({ status: 200 })),
+            ),
+        ),
+      );
+      await vi.advanceTimersByTimeAsync(0);
+      expect(gates).toHaveLength(50); // all 50 in flight together
+      for (const open of gates) open();
+      await Promise.all(calls);
+      vi.useRealTimers();
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on a later tick
+      expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+    await router.close();
+  });
+
+  it('close() rejects every call in flight with CLOSED, however many share the router', async () => {
+    const { router } = await fleet(2);
+    const calls = Array.from({ length: 20 }, () =>
+      router.execute({ model: 'm' }, () => new Promise<never>(() => {})),
+    );
+    const assertions = calls.map((call) => expect(call).rejects.toMatchObject({ code: 'CLOSED' }));
+    await vi.advanceTimersByTimeAsync(0);
+    await router.close();
+    await Promise.all(assertions);
+  });
+
+  it.each<[string, unknown]>([
+    ['a number', 5],
+    ['a string', 'm'],
+    ['a function', () => ({})],
+  ])('rejects a request that is %s with INVALID_ARGUMENT', async (_label, request) => {
+    const { router } = await fleet(1);
+    await expect(
+      router.execute(request as object, async () => ({ status: 200 })),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await router.close();
+  });
+
   it('after close() it throws CLOSED, and a pending backoff is cancelled', async () => {
     const { router } = await fleet(3, { retry: { maxAttempts: 3, initialBackoffMs: 1_000 } });
     const promise = router.execute({ model: 'm' }, async () => ({ status: 503 }));

@@ -38,7 +38,14 @@ function scripted(initial: Record<string, boolean | 'hang' | 'throw' | 'reject'>
   };
 }
 
-const health = { intervalMs: 1_000, timeoutMs: 100, successThreshold: 2, failureThreshold: 3 };
+// startupIntervalMs = intervalMs: these tests follow the state machine at one cadence.
+const health = {
+  intervalMs: 1_000,
+  startupIntervalMs: 1_000,
+  timeoutMs: 100,
+  successThreshold: 2,
+  failureThreshold: 3,
+};
 
 async function setup(
   urls: string[],

@@ -31,7 +31,6 @@ describe('resolveWorkerSpec: defaults and normalisation', () => {
       status: undefined,
       health: undefined,
       circuitBreaker: undefined,
-      retry: undefined,
     });
     expect(Object.isFrozen(spec)).toBe(true);
     expect(Object.isFrozen(spec.models)).toBe(true);
@@ -76,13 +75,11 @@ describe('resolveWorkerSpec: defaults and normalisation', () => {
       url: 'h:1',
       circuitBreaker: { failureThreshold: 2, failureStatuses: [503] },
       health: { intervalMs: 1000 },
-      retry: { maxAttempts: 5 },
     });
 
     // Assert
     expect(spec.circuitBreaker).toEqual({ failureThreshold: 2, failureStatuses: [503] });
     expect(spec.health).toEqual({ intervalMs: 1000 });
-    expect(spec.retry).toEqual({ maxAttempts: 5 });
     expect(Object.isFrozen(spec.circuitBreaker)).toBe(true);
     expect(Object.isFrozen(spec.circuitBreaker?.failureStatuses)).toBe(true);
   });
@@ -180,8 +177,6 @@ describe('resolveWorkerSpec: rejection names the field', () => {
       { url: 'h:1', circuitBreaker: { failureStatuses: [503, 99] } },
     ],
     ['spec.circuitBreaker.disabled', { url: 'h:1', circuitBreaker: { disabled: 'yes' } }],
-    ['spec.retry.maxAttempts', { url: 'h:1', retry: { maxAttempts: 0 } }],
-    ['spec.retry.jitter', { url: 'h:1', retry: { jitter: 2 } }],
   ])('rejects a bad %s with INVALID_ARGUMENT naming it', (field, input) => {
     const error = throwsCode(() => resolveWorkerSpec(input), 'INVALID_ARGUMENT');
     expect(error.message.startsWith(field)).toBe(true);

@@ -22,7 +22,6 @@ describe('Worker: fields', () => {
       apiKey: SECRET,
       health: { intervalMs: 500 },
       circuitBreaker: { failureThreshold: 3 },
-      retry: { maxAttempts: 4 },
     });
 
     // Assert
@@ -43,7 +42,6 @@ describe('Worker: fields', () => {
     expect(worker.health).toEqual({ intervalMs: 500 });
     expect(worker.circuitBreakerConfig).toEqual({ failureThreshold: 3 });
     expect(worker.circuitBreaker.config.failureThreshold).toBe(3);
-    expect(worker.retry).toEqual({ maxAttempts: 4 });
     expect(worker.revision).toBe(0);
     expect(worker.status).toBe('ready');
     expect(worker.load).toBe(0);
