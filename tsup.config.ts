@@ -1,5 +1,7 @@
 import { defineConfig } from 'tsup';
 
+// No source maps in the package: the bundles are not minified and keep the source's names, and
+// maps would be two thirds of the tarball (docs/decisions.md, "No source maps in the package").
 export default defineConfig([
   {
     entry: {
@@ -9,7 +11,7 @@ export default defineConfig([
     },
     format: ['esm', 'cjs'],
     dts: true,
-    sourcemap: true,
+    sourcemap: false,
     clean: true,
     target: 'node20',
     platform: 'node',
@@ -20,7 +22,7 @@ export default defineConfig([
     // The `fleetroute` executable: ESM only (top-level await), no declarations.
     entry: { cli: 'src/cli/fleetroute.ts' },
     format: ['esm'],
-    sourcemap: true,
+    sourcemap: false,
     target: 'node20',
     platform: 'node',
     splitting: false,

@@ -7,7 +7,15 @@
  */
 import xxhash from 'xxhash-wasm';
 
-type XXHashApi = Awaited<ReturnType<typeof xxhash>>;
+/**
+ * The two calls the hasher makes into `xxhash-wasm`. Written out rather than derived from the
+ * package's types so that no published declaration imports `xxhash-wasm`: its types are ESM-only,
+ * and a CommonJS TypeScript project cannot read them (TS1479).
+ */
+interface XXHashApi {
+  h64(input: string): bigint;
+  h64Raw(input: Uint8Array): bigint;
+}
 
 const scratch = new BigUint64Array(1);
 const halves = new Uint32Array(scratch.buffer);
