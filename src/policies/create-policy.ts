@@ -62,7 +62,9 @@ const FACTORIES: {
 
 /**
  * Builds a policy from its name, validating its config completely: an unknown name, an unknown
- * option or a bad value fails with `INVALID_ARGUMENT` naming it (`least_load.lambda must be …`).
+ * option or a bad value fails with `INVALID_ARGUMENT` naming it (`least_load.lambda must be …`;
+ * `prefix_hash.loadFactr is not an option of prefix_hash …`). Under TypeScript an unknown option
+ * in an object literal is also a compile-time error.
  * Each call returns a new, independent instance.
  *
  * @example
@@ -77,7 +79,8 @@ export function createPolicy<N extends keyof PolicyConfigMap>(
   name: N,
   config?: PolicyConfigMap[N],
 ): PolicyClassMap[N];
-export function createPolicy(name: PolicyName, config?: object): Policy;
+// No catch-all overload: an unknown option (`{ loadFactr: 2 }`) must be a type error, not a
+// silent fall-through to a looser signature.
 export function createPolicy(name: PolicyName, config: object = {}): Policy {
   const factory = (FACTORIES as Record<string, ((c: object) => Policy) | undefined>)[name];
   if (typeof name !== 'string' || factory === undefined || !Object.hasOwn(FACTORIES, name)) {

@@ -13,6 +13,23 @@ function invalid(fn: () => unknown): FleetRouteError {
 }
 
 describe('createPolicy', () => {
+  it('an unknown option is a compile-time error and a runtime INVALID_ARGUMENT naming the key', () => {
+    // `tsc --noEmit` (CI's type-check) fails if any of these lines compiles.
+    // @ts-expect-error loadFactr is not an option of prefix_hash
+    const typo = () => createPolicy('prefix_hash', { loadFactr: 2 });
+    // @ts-expect-error prefixTokens belongs to prefix_hash, not round_robin
+    const misplaced = () => createPolicy('round_robin', { prefixTokens: 128 });
+    const name: PolicyName = 'least_load';
+    // @ts-expect-error a name typed as the union still rejects keys no policy has
+    const viaUnion = () => createPolicy(name, { nonsense: true });
+
+    expect(invalid(typo).message).toMatch(
+      /^prefix_hash\.loadFactr is not an option of prefix_hash/,
+    );
+    expect(invalid(misplaced).message).toMatch(/^round_robin\.prefixTokens is not an option/);
+    expect(invalid(viaUnion).message).toMatch(/^least_load\.nonsense is not an option/);
+  });
+
   it('builds every policy by name, each a new instance with that name', () => {
     for (const name of POLICY_NAMES) {
       const a = createPolicy(name);
