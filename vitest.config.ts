@@ -1,6 +1,17 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = (path: string): string => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
 export default defineConfig({
+  // The package's own name resolves to the sources, as in the examples (tsconfig `paths`).
+  resolve: {
+    alias: [
+      { find: /^fleetroute\/http$/, replacement: src('transport/http/index.ts') },
+      { find: /^fleetroute\/sim$/, replacement: src('sim/index.ts') },
+      { find: /^fleetroute$/, replacement: src('index.ts') },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/setup.ts'],

@@ -1,22 +1,33 @@
 /**
- * An OpenAI-compatible HTTP proxy in front of a fleet. `POST /v1/completions` and
- * `POST /v1/chat/completions` are routed by fleetroute (`cache_aware` on the prompt) and forwarded
- * to the chosen worker with retries; streamed answers (`"stream": true`) are piped through as
- * they arrive, and the worker's load counts the request until its stream ends. `GET /v1/models`
- * lists the fleet's models, `GET /stats` the router's counters.
+ * An OpenAI-compatible HTTP proxy in front of a fleet of vLLM or SGLang workers. Copy this file
+ * into your project: it needs only `fleetroute` and Node 20.
  *
- * Against your workers (health checks and load polling over HTTP; Ctrl-C stops it):
+ * - `POST /v1/completions` and `POST /v1/chat/completions` are routed by fleetroute
+ *   (`cache_aware` on the prompt) and forwarded to the chosen worker with retries. The client's
+ *   headers go along (`traceparent`, `x-request-id`, …) except hop-by-hop ones; with a worker
+ *   API key the `authorization` header is replaced by it, otherwise the client's is passed on.
+ * - Streamed answers (`"stream": true`) are piped through as they arrive; the worker's load counts
+ *   the request until its stream ends. A failed attempt's body is read (at most 64 KiB) or
+ *   cancelled, so its connection is freed, and the last failure is relayed to the client.
+ * - `GET /v1/models` lists the fleet's models (discovered from each worker's own `/v1/models`
+ *   when registered by URL alone), `GET /stats` the router's counters.
  *
- *   WORKERS=http://10.0.0.1:8000,http://10.0.0.2:8000 PORT=8080 npx tsx examples/http-proxy.ts
+ * Against your workers (Ctrl-C stops it):
  *
- * Without `WORKERS` it runs a demo on 127.0.0.1: three fake vLLM workers (the loopback servers
- * the tests use), the proxy in front of them, a few requests (same prefix → same worker, one
- * streamed), then one worker starts resetting connections and the requests still succeed.
+ *   WORKERS=http://10.0.0.1:8000,http://10.0.0.2:8000 WORKER_API_KEY=secret PORT=8080 \
+ *     npx tsx http-proxy.ts
+ *
+ * Without `WORKERS` it runs a demo on 127.0.0.1: three small fake vLLM workers that want an API
+ * key, the proxy in front of them, a few requests (same prefix → same worker, one streamed, one
+ * carrying a `traceparent`), then one worker starts resetting connections and every request still
+ * succeeds.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { pathToFileURL } from 'node:url';
 import {
   FleetRouteError,
   Router,
@@ -25,27 +36,50 @@ import {
   WorkerRegistry,
 } from 'fleetroute';
 import { httpTransport } from 'fleetroute/http';
-import {
-  type Route,
-  reset,
-  startFakeWorker,
-  vllmRoutes,
-} from '../test/transport/http/support/fake-worker.js';
+
+/** Settings of {@link createProxy}. */
+export interface ProxyOptions {
+  /** Sent as `Authorization: Bearer …` to workers registered without their own `apiKey`. */
+  readonly workerApiKey?: string;
+  /** Largest request body accepted (bytes). */
+  readonly maxBodyBytes?: number;
+}
 
 const ROUTED = new Set(['/v1/completions', '/v1/chat/completions']);
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Largest error body read from a failed attempt; the rest is cancelled. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+/** Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1), plus framing. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  // fetch decodes compressed bodies, so the encoding no longer applies to what is relayed.
+  'content-encoding',
+]);
 
 /** What one attempt ended with, when it did not stream a success to the client. */
 interface Upstream {
   readonly status: number;
   readonly headers?: Headers;
-  readonly body?: string;
+  readonly body?: Buffer;
 }
 
 /** The proxy: one `http.Server` over a started `Router`. */
-export function createProxy(router: Router, registry: WorkerRegistry): Server {
+export function createProxy(
+  router: Router,
+  registry: WorkerRegistry,
+  options: ProxyOptions = {},
+): Server {
   return createServer((req, res) => {
-    handle(router, registry, req, res).catch((error: unknown) => {
+    handle(router, registry, options, req, res).catch((error: unknown) => {
       console.error('proxy error:', error);
       if (!res.headersSent) sendJson(res, 500, { error: { message: 'internal error' } });
       else res.destroy();
@@ -56,21 +90,21 @@ export function createProxy(router: Router, registry: WorkerRegistry): Server {
 async function handle(
   router: Router,
   registry: WorkerRegistry,
+  options: ProxyOptions,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!;
   if (req.method === 'GET' && path === '/v1/models') {
-    const ids = new Set(registry.getAll().flatMap((w) => w.models));
-    sendJson(res, 200, { object: 'list', data: [...ids].map((id) => ({ id, object: 'model' })) });
-    return;
+    const data = registry.getModels().map((id) => ({ id, object: 'model' }));
+    return sendJson(res, 200, { object: 'list', data });
   }
   if (req.method === 'GET' && path === '/stats') return sendJson(res, 200, router.stats());
   if (req.method !== 'POST' || !ROUTED.has(path)) {
     return sendJson(res, 404, { error: { message: `no route for ${req.method} ${path}` } });
   }
 
-  const raw = await readBody(req);
+  const raw = await readBody(req, options.maxBodyBytes ?? 16 * 1024 * 1024);
   if (raw === undefined) return sendJson(res, 413, { error: { message: 'body too large' } });
   let body: Record<string, unknown>;
   try {
@@ -91,17 +125,16 @@ async function handle(
     ...(typeof body.model === 'string' ? { model: body.model } : {}),
     ...(prompt === undefined ? {} : { text: prompt }),
   };
+  const headers = forwardedHeaders(req);
   try {
     const last = await router.execute<Upstream>(
       routed,
-      (worker, { signal }) => forward(worker, path, raw, signal, res),
+      (worker, { signal }) => forward(worker, path, raw, headers, options, signal, res),
       { signal: client.signal },
     );
     // Every attempt failed with a status: relay the last answer.
     if (!res.headersSent && last.body !== undefined) {
-      res.writeHead(last.status, {
-        'content-type': last.headers?.get('content-type') ?? 'application/json',
-      });
+      res.writeHead(last.status, relayedHeaders(last.headers));
       res.end(last.body);
     }
   } catch (error) {
@@ -118,18 +151,22 @@ async function handle(
 }
 
 /**
- * One attempt: a failure status is returned (so `execute` retries elsewhere), a success is
- * streamed to the client, and a stream that breaks after its first bytes ends the call.
+ * One attempt: a failure status is returned with its (bounded) body, so `execute` retries
+ * elsewhere; any other answer is streamed to the client, and a stream that breaks after its
+ * first bytes ends the call (`retryable: false`).
  */
 async function forward(
   worker: Worker,
   path: string,
   raw: Buffer,
+  clientHeaders: Headers,
+  options: ProxyOptions,
   signal: AbortSignal,
   res: ServerResponse,
 ): Promise<Upstream> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (worker.apiKey !== undefined) headers.authorization = `Bearer ${worker.apiKey}`;
+  const headers = new Headers(clientHeaders);
+  const key = worker.apiKey ?? options.workerApiKey;
+  if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
   const upstream = await fetch(`${worker.baseUrl}${path}`, {
     method: 'POST',
     headers,
@@ -137,10 +174,11 @@ async function forward(
     signal,
   });
   if (worker.circuitBreaker.config.failureStatuses.includes(upstream.status)) {
-    return { status: upstream.status, headers: upstream.headers, body: await upstream.text() };
+    const body = await readCapped(upstream, MAX_ERROR_BODY_BYTES);
+    return { status: upstream.status, headers: upstream.headers, body };
   }
   res.writeHead(upstream.status, {
-    'content-type': upstream.headers.get('content-type') ?? 'application/json',
+    ...relayedHeaders(upstream.headers),
     'x-served-by': worker.url,
   });
   if (upstream.body === null) {
@@ -148,16 +186,57 @@ async function forward(
     return { status: upstream.status };
   }
   try {
-    await pipeline(
-      Readable.fromWeb(upstream.body as import('node:stream/web').ReadableStream),
-      res,
-    );
+    await pipeline(Readable.fromWeb(upstream.body as WebReadableStream), res);
   } catch (cause) {
     throw Object.assign(new Error('the stream broke after it started', { cause }), {
       retryable: false,
     });
   }
   return { status: upstream.status };
+}
+
+/** The client's headers worth passing on: all but hop-by-hop ones; JSON unless it says else. */
+function forwardedHeaders(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  const perConnection = new Set(
+    String(req.headers.connection ?? '')
+      .split(',')
+      .map((name) => name.trim().toLowerCase()),
+  );
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || perConnection.has(name)) continue;
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+  }
+  if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+  return headers;
+}
+
+/** A worker's response headers as relayed to the client. */
+function relayedHeaders(upstream: Headers | undefined): Record<string, string> {
+  const out: Record<string, string> = { 'content-type': 'application/json' };
+  upstream?.forEach((value, name) => {
+    if (!HOP_BY_HOP.has(name)) out[name] = value;
+  });
+  return out;
+}
+
+/** At most `limit` bytes of a response body; the rest is cancelled, so the connection frees. */
+async function readCapped(response: Response, limit: number): Promise<Buffer> {
+  if (response.body === null) return Buffer.alloc(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).subarray(0, limit);
 }
 
 /** The text the cache-aware policy matches on: the prompt, or the chat messages in order. */
@@ -172,13 +251,13 @@ function promptOf(body: Record<string, unknown>): string | undefined {
   return text;
 }
 
-/** The request body, or `undefined` when it is larger than {@link MAX_BODY_BYTES}. */
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+/** The request body, or `undefined` when it is larger than `limit` bytes. */
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) return undefined;
+    if (size > limit) return undefined;
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
@@ -189,21 +268,31 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.end(JSON.stringify(value));
 }
 
-async function listen(server: Server, port: number): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+async function listen(server: Server, port: number, host: string): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  return `http://${host}:${(server.address() as AddressInfo).port}`;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Running it
+// Running it against real workers
 
-async function serve(urls: string[], port: number): Promise<void> {
+async function serve(urls: string[], port: number, workerApiKey: string | undefined) {
   const registry = await WorkerRegistry.create();
-  for (const url of urls) await registry.register({ url }); // no models: serves every model
-  const router = new Router({ registry, transport: httpTransport(), policy: 'cache_aware' });
+  // No models: the router asks each worker's /v1/models once it is healthy.
+  for (const url of urls) await registry.register({ url });
+  const router = new Router({
+    registry,
+    transport: httpTransport(workerApiKey === undefined ? {} : { apiKey: workerApiKey }),
+    policy: 'cache_aware',
+  });
   router.start();
-  const proxy = createProxy(router, registry);
-  console.log(`proxying ${urls.length} workers on ${await listen(proxy, port)}`);
+  const proxy = createProxy(router, registry, workerApiKey === undefined ? {} : { workerApiKey });
+  const address = await listen(proxy, port, '0.0.0.0');
+  console.log(`proxying ${urls.length} workers on ${address}`);
+  await router.ready({ signal: AbortSignal.timeout(600_000) }).then(
+    () => console.log(`ready: ${registry.getAll().filter((w) => w.isAvailable()).length} routable`),
+    (error: unknown) => console.error(`no worker became ready: ${String(error)}`),
+  );
   const stop = async (): Promise<void> => {
     proxy.close();
     await router.close();
@@ -213,78 +302,120 @@ async function serve(urls: string[], port: number): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-/** A completion route that names its worker; `"stream": true` answers in server-sent events. */
-function completions(name: string): Route {
-  return (req, res) => {
+// ---------------------------------------------------------------------------------------------
+// The demo: three small fake vLLM workers on 127.0.0.1
+
+const DEMO_MODEL = 'meta-llama/Llama-3.1-8B-Instruct';
+const DEMO_KEY = 'demo-key';
+
+interface DemoWorker {
+  readonly url: string;
+  /** From now on, every connection is reset. */
+  die(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A worker that serves `/health`, `/metrics`, `/v1/models` and the completion routes (streamed
+ * as server-sent events on `"stream": true`), naming itself in its answers, echoing the
+ * `traceparent` it received, and refusing requests without the demo API key.
+ */
+async function startDemoWorker(name: string): Promise<DemoWorker> {
+  let dying = false;
+  let running = 0;
+  const server = createServer((req, res) => {
+    if (dying) return void req.socket.destroy();
+    if (req.headers.authorization !== `Bearer ${DEMO_KEY}`) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      return void res.end('{"error":{"message":"missing or wrong API key"}}');
+    }
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/health') return void res.end();
+    if (path === '/metrics') {
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+      return void res.end(
+        `vllm:num_requests_running{model_name="${DEMO_MODEL}"} ${running}\n` +
+          `vllm:num_requests_waiting{model_name="${DEMO_MODEL}"} 0\n` +
+          `vllm:kv_cache_usage_perc{model_name="${DEMO_MODEL}"} 0.1\n`,
+      );
+    }
+    if (path === '/v1/models') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ object: 'list', data: [{ id: DEMO_MODEL }] }));
+    }
     let raw = '';
     req.on('data', (chunk: Buffer) => {
       raw += chunk;
     });
     req.on('end', () => {
+      running++;
+      const echo = { 'x-seen-traceparent': String(req.headers.traceparent ?? '') };
       const body = JSON.parse(raw) as { stream?: boolean };
       if (!body.stream) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            object: 'text_completion',
-            served_by: name,
-            choices: [{ text: ' ok' }],
-          }),
-        );
-        return;
+        running--;
+        res.writeHead(200, { 'content-type': 'application/json', ...echo });
+        return void res.end(JSON.stringify({ served_by: name, choices: [{ text: ' ok' }] }));
       }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.writeHead(200, { 'content-type': 'text/event-stream', ...echo });
       const words = ['Hello', ' from', ` ${name}`];
       const next = (): void => {
         const word = words.shift();
         if (word === undefined) {
-          res.end('data: [DONE]\n\n');
-          return;
+          running--;
+          return void res.end('data: [DONE]\n\n');
         }
         res.write(`data: ${JSON.stringify({ choices: [{ text: word }] })}\n\n`);
         setTimeout(next, 5);
       };
       next();
     });
+  });
+  const url = await listen(server, 0, '127.0.0.1');
+  return {
+    url,
+    die: () => {
+      dying = true;
+      server.closeIdleConnections();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 async function demo(): Promise<void> {
-  const model = 'meta-llama/Llama-3.1-8B-Instruct';
   const names = ['gpu-0', 'gpu-1', 'gpu-2'];
-  const workers = await Promise.all(
-    names.map((name) =>
-      startFakeWorker({
-        ...vllmRoutes(),
-        '/v1/completions': completions(name),
-        '/v1/chat/completions': completions(name),
-      }),
-    ),
-  );
+  const workers = await Promise.all(names.map((name) => startDemoWorker(name)));
   const nameOf = new Map(workers.map((w, i) => [w.url, names[i]!]));
 
   const registry = await WorkerRegistry.create();
-  for (const w of workers)
-    await registry.register({ url: w.url, models: [model], runtime: 'vllm' });
+  for (const w of workers) await registry.register({ url: w.url, runtime: 'vllm' });
   const router = new Router({
     registry,
-    transport: httpTransport({ timeoutMs: 1_000 }),
+    transport: httpTransport({ apiKey: DEMO_KEY, timeoutMs: 1_000 }),
     policy: 'cache_aware',
-    health: { intervalMs: 200, timeoutMs: 500, successThreshold: 1, failureThreshold: 2 },
+    health: { intervalMs: 200, timeoutMs: 500, failureThreshold: 2 },
     loadPolling: { intervalMs: 200 },
     circuitBreaker: { failureThreshold: 2 },
     retry: { initialBackoffMs: 10 },
-    reportLeakedLeases: true,
   });
-  router.start();
-  while (!registry.getAll().every((w) => w.status === 'ready')) await sleep(20);
+  await router.ready({ minWorkers: workers.length, signal: AbortSignal.timeout(10_000) });
+  while (registry.getModels().length === 0) await sleep(10); // models discovered from /v1/models
 
-  const proxy = createProxy(router, registry);
-  const base = await listen(proxy, 0);
-  console.log(`proxy on ${base} in front of ${names.join(', ')}\n`);
+  const proxy = createProxy(router, registry, { workerApiKey: DEMO_KEY });
+  const base = await listen(proxy, 0, '127.0.0.1');
+  console.log(`proxy on ${base} in front of ${names.join(', ')}`);
+  const models = (await (await fetch(`${base}/v1/models`)).json()) as { data: { id: string }[] };
+  console.log(`models: ${models.data.map((m) => m.id).join(', ')}\n`);
 
-  const post = async (path: string, body: object): Promise<Response> =>
-    fetch(`${base}${path}`, { method: 'POST', body: JSON.stringify(body) });
+  const post = (path: string, body: object, headers: Record<string, string> = {}) =>
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
 
   const prompts = [
     'You are a SQL assistant. Schema: orders(id, total). Question: total revenue?',
@@ -293,13 +424,24 @@ async function demo(): Promise<void> {
     'You are a poet. Write about the mountains.',
   ];
   for (const prompt of prompts) {
-    const response = await post('/v1/completions', { model, prompt, max_tokens: 8 });
+    const response = await post('/v1/completions', { model: DEMO_MODEL, prompt, max_tokens: 8 });
+    await response.arrayBuffer();
     const served = nameOf.get(response.headers.get('x-served-by') ?? '');
     console.log(`${response.status} from ${served}: ${prompt.slice(0, 40)}…`);
   }
 
+  const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  const traced = await post(
+    '/v1/completions',
+    { model: DEMO_MODEL, prompt: 'hi' },
+    { traceparent },
+  );
+  await traced.arrayBuffer();
+  const seen = traced.headers.get('x-seen-traceparent');
+  console.log(`traceparent ${seen === traceparent ? 'reached' : 'did not reach'} the worker`);
+
   const stream = await post('/v1/chat/completions', {
-    model,
+    model: DEMO_MODEL,
     stream: true,
     messages: [{ role: 'user', content: 'Say hello.' }],
   });
@@ -307,31 +449,25 @@ async function demo(): Promise<void> {
   const text = events.map(
     (e) => (JSON.parse(e.slice(6)) as { choices: { text: string }[] }).choices[0]!.text,
   );
-  console.log(`\nstreamed ${events.length} events: "${text.join('')}"`);
+  console.log(`streamed ${events.length} events: "${text.join('')}"`);
 
-  // One worker starts resetting every connection.
-  const dying = workers[0]!;
-  for (const path of ['/v1/completions', '/v1/chat/completions', '/health', '/metrics'])
-    dying.route(path, reset);
+  workers[0]!.die();
   console.log(`\n${names[0]} starts resetting connections`);
   let ok = 0;
   for (let i = 0; i < 12; i++) {
-    const response = await post('/v1/completions', { model, prompt: `${prompts[i % 4]} #${i}` });
-    if (response.status === 200) ok++;
+    const prompt = `${prompts[i % 4]} #${i}`;
+    const response = await post('/v1/completions', { model: DEMO_MODEL, prompt });
     await response.arrayBuffer();
+    if (response.status === 200) ok++;
   }
-  const dead = registry.getByUrl(dying.url)!;
+  const dead = registry.getByUrl(workers[0]!.url)!;
   console.log(`${ok}/12 requests succeeded; ${names[0]}'s breaker is ${dead.circuitBreaker.state}`);
   const stats = router.stats();
   console.log(
     `router: ${stats.executions} requests, ${stats.attempts} attempts, ${stats.retries} retries`,
   );
-  console.log(
-    `loads after the run: ${registry
-      .getAll()
-      .map((w) => w.load)
-      .join(', ')}`,
-  );
+  const loads = registry.getAll().map((w) => w.load);
+  console.log(`loads after the run: ${loads.join(', ')}`);
 
   proxy.close();
   await router.close();
@@ -341,9 +477,15 @@ async function demo(): Promise<void> {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-const urls = (process.env.WORKERS ?? '')
-  .split(',')
-  .map((u) => u.trim())
-  .filter((u) => u !== '');
-if (urls.length > 0) await serve(urls, Number(process.env.PORT ?? 8080));
-else await demo();
+// Run as a program (not when imported for `createProxy`).
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const urls = (process.env.WORKERS ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+  if (urls.length > 0) {
+    await serve(urls, Number(process.env.PORT ?? 8080), process.env.WORKER_API_KEY || undefined);
+  } else {
+    await demo();
+  }
+}

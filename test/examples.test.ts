@@ -3,6 +3,7 @@
  * docs that do not run are wrong.
  */
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
@@ -47,7 +48,21 @@ describe('examples', () => {
     expect(served[2]).toBe(served[0]); // same SQL prefix
     expect(served[3]).toBe(served[1]); // same poet prefix
     expect(out).toMatch(/streamed 3 events: "Hello from gpu-\d"/);
+    expect(out).toContain('models: meta-llama/Llama-3.1-8B-Instruct'); // discovered from /v1/models
+    expect(out).toContain('traceparent reached the worker');
     expect(out).toContain('12/12 requests succeeded');
     expect(out).toContain('loads after the run: 0, 0, 0');
+  });
+
+  it('every example imports only fleetroute and Node built-ins, so it can be copied out', () => {
+    for (const name of readdirSync(new URL('../examples', import.meta.url))) {
+      const source = readFileSync(new URL(`../examples/${name}`, import.meta.url), 'utf8');
+      const specifiers = [...source.matchAll(/^\s*(?:import|export)[^'"]*?from '([^']+)'/gm)].map(
+        (m) => m[1]!,
+      );
+      expect(specifiers.length).toBeGreaterThan(0);
+      for (const specifier of specifiers)
+        expect(`${name}: ${specifier}`).toMatch(/: (node:|fleetroute(\/|$))/);
+    }
   });
 });
