@@ -26,6 +26,8 @@ const BENCHMARKS = [
   'registry-scan',
   'policy-select',
   'cache-aware',
+  'prometheus-parse',
+  'time-to-ready',
 ];
 
 /** The commit under test, and whether src/ differs from it (figures then describe local edits). */
