@@ -215,4 +215,11 @@ describe('HashRing properties', () => {
       expect(result.cv).toBeLessThanOrEqual(cv);
     },
   );
+
+  it('spreads 1,000,000 keys over 512 workers with CV ≤ 0.10 (sampling noise no longer dominates)', async () => {
+    const ring = await HashRing.create(fleet(512));
+    const result = balance(ownership(ring, 1_000_000));
+    expect(result.cv).toBeLessThanOrEqual(0.1);
+    expect(result.maxOverMean).toBeLessThanOrEqual(1.5);
+  });
 });
