@@ -5,6 +5,7 @@
  */
 import { invalidArgument } from '../../core/errors.js';
 import { fail, readInteger, readObject, readString } from '../../core/options.js';
+import { emitProcessWarning, type HttpTransportWarning } from './transport-warning.js';
 
 /**
  * The fetch function the transport calls: the global `fetch`, undici's `fetch`, or a wrapper of
@@ -49,7 +50,11 @@ export interface HttpTransportOptions {
   readonly maxBodyBytes?: number;
   /** Path of the health endpoint, appended to `worker.baseUrl`. @defaultValue '/health' */
   readonly healthPath?: string;
-  /** Path of the Prometheus metrics endpoint. @defaultValue '/metrics' */
+  /**
+   * Path of the metrics endpoint: Prometheus text for vLLM and SGLang, the JSON iteration
+   * statistics for TensorRT-LLM (`trtllm-serve` serves both kinds at `/metrics`).
+   * @defaultValue '/metrics'
+   */
   readonly metricsPath?: string;
   /** Path of the OpenAI-compatible model list. @defaultValue '/v1/models' */
   readonly modelsPath?: string;
@@ -62,10 +67,20 @@ export interface HttpTransportOptions {
   /**
    * Workers whose last generated-token count is remembered to derive `throughput` from two
    * scrapes (least recently scraped forgotten first); 0 turns that derivation off. About 100
-   * bytes per worker.
+   * bytes per worker. The same number bounds the (warning, worker) pairs remembered so that
+   * `onWarning` hears of each once (4096 of them when this is 0).
    * @defaultValue 4096
    */
   readonly maxTrackedWorkers?: number;
+  /**
+   * Called when a worker's load cannot be read for a reason that will not go away by itself
+   * (see {@link HttpTransportWarning}: an SGLang worker started without `--enable-metrics`, a
+   * metrics body over `maxBodyBytes`…), at most once per worker URL and warning code. Called
+   * synchronously inside `loads`; whatever it throws is ignored. Pass `() => {}` to silence.
+   * @defaultValue `process.emitWarning(warning.message, { code: 'FLEETROUTE_' + warning.code })`
+   * (for example `FLEETROUTE_METRICS_MISSING`), once per worker and code
+   */
+  readonly onWarning?: (warning: HttpTransportWarning) => void;
 }
 
 /** {@link HttpTransportOptions} with every default filled in. @internal */
@@ -79,6 +94,7 @@ export interface ResolvedHttpTransportOptions {
   readonly modelsPath: string;
   readonly clock: () => number;
   readonly maxTrackedWorkers: number;
+  readonly onWarning: (warning: HttpTransportWarning) => void;
 }
 
 const FIELDS = [
@@ -91,6 +107,7 @@ const FIELDS = [
   'modelsPath',
   'clock',
   'maxTrackedWorkers',
+  'onWarning',
 ] as const;
 
 /** Longest API key accepted (the registry's limit for `spec.apiKey`). */
@@ -131,6 +148,8 @@ export function resolveHttpTransportOptions(input: unknown): ResolvedHttpTranspo
   if (typeof fetch !== 'function') fail('httpTransport.fetch', 'a fetch function', o.fetch);
   if (o.clock !== undefined && typeof o.clock !== 'function')
     fail('httpTransport.clock', 'a function returning milliseconds', o.clock);
+  if (o.onWarning !== undefined && typeof o.onWarning !== 'function')
+    fail('httpTransport.onWarning', 'a function', o.onWarning);
   return Object.freeze({
     fetch: fetch as FetchFunction,
     apiKey: readApiKey(o.apiKey),
@@ -153,6 +172,8 @@ export function resolveHttpTransportOptions(input: unknown): ResolvedHttpTranspo
       0,
       1_048_576,
     ),
+    onWarning:
+      (o.onWarning as ((warning: HttpTransportWarning) => void) | undefined) ?? emitProcessWarning,
   });
 }
 

@@ -1,5 +1,5 @@
 /**
- * `httpTransport`: the ready `Transport` for vLLM and SGLang workers over HTTP.
+ * `httpTransport`: the ready `Transport` for vLLM, SGLang and TensorRT-LLM workers over HTTP.
  *
  * @module
  */
@@ -19,6 +19,7 @@ import { LoadReader } from './load-reader.js';
 import { readModelIds } from './model-list.js';
 import { discardLateResponse, drainBody, readBody } from './response-body.js';
 import { transportFailure } from './transport-failure.js';
+import { metricsMissingMessage, metricsTooLargeMessage, WarningLog } from './transport-warning.js';
 
 /**
  * The HTTP transport: a {@link Transport} whose three methods are all present. The `signal`
@@ -46,10 +47,16 @@ export interface HttpTransport extends Transport {
    */
   probe(worker: Worker, signal?: AbortSignal): Promise<boolean>;
   /**
-   * `GET <baseUrl>/metrics` (the `metricsPath`, Prometheus text): the worker's load. See
-   * `docs/http-transport.md` for the metric mapping of vLLM and SGLang.
+   * `GET <baseUrl>/metrics` (the `metricsPath`): the worker's load, from the Prometheus text of
+   * vLLM and SGLang or the JSON iteration statistics of TensorRT-LLM's `trtllm-serve`. See
+   * `docs/http-transport.md` for the mapping of each engine.
    *
-   * Cost: one request; the body (at most `maxBodyBytes`) is buffered and parsed once.
+   * A 404, a body with no metric of the worker's engine, or a body over `maxBodyBytes` is also
+   * reported once per worker through the `onWarning` option (an SGLang worker started without
+   * `--enable-metrics` answers 404).
+   *
+   * Cost: one request; the body (at most `maxBodyBytes`) is buffered and parsed once, in time
+   * linear in its size whatever it holds.
    *
    * @returns a report with the fields found and `at` (the time of the scrape), or `undefined`
    *   when the worker answers non-2xx, the body exceeds `maxBodyBytes`, no known metric has a
@@ -109,11 +116,13 @@ class HttpTransportImpl implements HttpTransport {
   readonly #options: ResolvedHttpTransportOptions;
   readonly #fetch: FetchFunction;
   readonly #loads: LoadReader;
+  readonly #warnings: WarningLog;
 
   constructor(options: ResolvedHttpTransportOptions) {
     this.#options = options;
     this.#fetch = options.fetch;
     this.#loads = new LoadReader(options.maxTrackedWorkers);
+    this.#warnings = new WarningLog(options.onWarning, options.maxTrackedWorkers || 4_096);
   }
 
   async probe(worker: Worker, signal?: AbortSignal): Promise<boolean> {
@@ -145,11 +154,24 @@ class HttpTransportImpl implements HttpTransport {
         async (response, deadline) => {
           if (!isSuccess(response)) {
             await drainBody(response, deadline);
+            if (response.status === 404) this.#metricsMissing(worker, 404);
             return undefined;
           }
-          const text = await readBody(response, this.#options.maxBodyBytes, deadline, true);
-          if (text === undefined) return undefined;
-          return this.#loads.read(text, worker, this.#options.clock());
+          const maxBodyBytes = this.#options.maxBodyBytes;
+          const text = await readBody(response, maxBodyBytes, deadline, true);
+          if (text === undefined) {
+            this.#warnings.warn({
+              code: 'METRICS_TOO_LARGE',
+              url: worker.url,
+              runtime: worker.runtime,
+              maxBodyBytes,
+              message: metricsTooLargeMessage(this.#metricsUrl(worker), maxBodyBytes),
+            });
+            return undefined;
+          }
+          const { report, recognised } = this.#loads.scrape(text, worker, this.#options.clock());
+          if (!recognised) this.#metricsMissing(worker, response.status);
+          return report;
         },
       );
     } catch {
@@ -186,6 +208,20 @@ class HttpTransportImpl implements HttpTransport {
         return ids;
       },
     );
+  }
+
+  #metricsUrl(worker: Worker): string {
+    return worker.baseUrl + this.#options.metricsPath;
+  }
+
+  #metricsMissing(worker: Worker, status: number): void {
+    this.#warnings.warn({
+      code: 'METRICS_MISSING',
+      url: worker.url,
+      runtime: worker.runtime,
+      status,
+      message: metricsMissingMessage(worker.runtime, this.#metricsUrl(worker), status),
+    });
   }
 
   /**
@@ -232,10 +268,11 @@ class HttpTransportImpl implements HttpTransport {
 }
 
 /**
- * Creates the HTTP transport for vLLM and SGLang workers (see {@link HttpTransport} for what each
- * method does and how it fails). The transport holds no connection of its own: connections
- * belong to the fetch implementation's pool (Node's global dispatcher by default), so there is
- * nothing to close. It keeps one small record per worker for throughput (bounded by
+ * Creates the HTTP transport for vLLM, SGLang and TensorRT-LLM workers (see
+ * {@link HttpTransport} for what each method does and how it fails). The transport holds no
+ * connection of its own: connections belong to the fetch implementation's pool (Node's global
+ * dispatcher by default), so there is nothing to close. It keeps one small record per worker for
+ * throughput and one per (warning, worker) pair already reported (each bounded by
  * `maxTrackedWorkers`).
  *
  * @param options - see {@link HttpTransportOptions}; every field is optional.

@@ -1,6 +1,6 @@
 /**
- * `fleetroute/http`: a ready transport for vLLM and SGLang workers over HTTP, and the Prometheus
- * text-format parser it reads `/metrics` with.
+ * `fleetroute/http`: a ready transport for vLLM, SGLang and TensorRT-LLM workers over HTTP, and
+ * the Prometheus text-format parser it reads `/metrics` with.
  *
  * @packageDocumentation
  */
@@ -15,3 +15,4 @@ export type {
   PrometheusSample,
 } from './prometheus-text.js';
 export { parsePrometheusText } from './prometheus-text.js';
+export type { HttpTransportWarning, HttpTransportWarningCode } from './transport-warning.js';

@@ -1,10 +1,13 @@
 /**
  * The per-line scanner behind `parsePrometheusText`: reads one line of the text format in place
  * (by index, without slicing the line), so a skipped or filtered-out line allocates nothing.
+ * Every character of a line is looked at a bounded number of times and nothing backtracks: no
+ * regular expression ever sees the text.
  *
  * @module
  * @internal
  */
+import { readTimestamp, readValue } from './number-scanner.js';
 import type { PrometheusMetricType, PrometheusSample } from './prometheus-text.js';
 
 /** @internal What one line turned out to be. */
@@ -33,6 +36,21 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const EQUALS = 0x3d;
 const COMMA = 0x2c;
+const LOWER_N = 0x6e;
+const NEWLINE = 0x0a;
+
+/** Code units turned into a string per call of `String.fromCharCode` (far below V8's limit). */
+const CODES_PER_CALL = 8_192;
+
+/** `codes[0 … n)` as one flat string. Cost: O(n). */
+function fromCodes(codes: Uint16Array, n: number): string {
+  const chunk = (from: number, to: number): string =>
+    String.fromCharCode.apply(null, codes.subarray(from, to) as unknown as number[]);
+  if (n <= CODES_PER_CALL) return chunk(0, n);
+  const parts: string[] = [];
+  for (let i = 0; i < n; i += CODES_PER_CALL) parts.push(chunk(i, Math.min(n, i + CODES_PER_CALL)));
+  return parts.join('');
+}
 
 /** `[a-zA-Z_]`, plus `:` for metric names. */
 function isNameStart(c: number, colon: boolean): boolean {
@@ -46,24 +64,6 @@ function isNameChar(c: number, colon: boolean): boolean {
   return isNameStart(c, colon) || (c >= 0x30 && c <= 0x39);
 }
 
-const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-const INTEGER = /^-?\d+$/;
-
-/**
- * A sample value: a decimal float, or (any case, optional sign) `NaN`, `Inf`, `Infinity`, as Go's
- * `strconv.ParseFloat` reads them. `undefined` for anything else (`Number` alone would read `''`
- * as 0 and `0x10` as 16).
- */
-function parseValue(token: string): number | undefined {
-  if (DECIMAL.test(token)) return Number(token);
-  const lower = token.toLowerCase();
-  const sign = lower.charCodeAt(0) === 0x2d ? -1 : 1;
-  const body = lower.charCodeAt(0) === 0x2b || sign < 0 ? lower.slice(1) : lower;
-  if (body === 'nan') return Number.NaN;
-  if (body === 'inf' || body === 'infinity') return sign * Number.POSITIVE_INFINITY;
-  return undefined;
-}
-
 /**
  * @internal Reads lines of one text. `readLine` returns what the line was; after `'sample'`,
  * `takeSample()` hands out the sample. Not reentrant (one parse at a time).
@@ -71,16 +71,31 @@ function parseValue(token: string): number | undefined {
 export class LineScanner {
   readonly #text: string;
   readonly #filter: ((name: string) => boolean) | undefined;
+  readonly #maxValueLength: number;
   #pos = 0;
   #end = 0;
   #name = '';
   #labels: Record<string, string> = NO_LABELS;
   #value = 0;
   #timestamp: number | undefined = undefined;
+  /** What the last `#labelSet` read. */
+  #setLabels: Record<string, string> = NO_LABELS;
+  #quotedName: string | undefined = undefined;
+  /** Unescaped label text is assembled here; grows to the longest escaped string read. */
+  #scratch = new Uint16Array(256);
 
-  constructor(text: string, filter: ((name: string) => boolean) | undefined) {
+  /**
+   * @param maxValueLength - longest value or timestamp token read; a longer one makes its line
+   *   invalid without being sliced or parsed.
+   */
+  constructor(
+    text: string,
+    filter: ((name: string) => boolean) | undefined,
+    maxValueLength: number,
+  ) {
     this.#text = text;
     this.#filter = filter;
+    this.#maxValueLength = maxValueLength;
   }
 
   /** Reads `text[start … end)` (one line, without its line end); records `# TYPE` in `types`. */
@@ -125,33 +140,38 @@ export class LineScanner {
     let labels = NO_LABELS;
     if (this.#peek() === OPEN_BRACE) {
       // `{"quoted.name",label="…"} value`: the name sits inside the braces.
-      const read = this.#labelSet(true);
-      if (read === undefined || read.name === undefined || read.name === '') return 'invalid';
-      name = read.name;
+      if (!this.#labelSet(true)) return 'invalid';
+      const quotedName = this.#quotedName;
+      if (quotedName === undefined || quotedName === '') return 'invalid';
+      name = quotedName;
       if (this.#filter !== undefined && !this.#filter(name)) return 'filtered';
-      labels = read.labels;
+      labels = this.#setLabels;
     } else {
       const bare = this.#bareName(true);
       if (bare === undefined) return 'invalid';
       if (this.#filter !== undefined && !this.#filter(bare)) return 'filtered';
       name = bare;
       if (this.#peek() === OPEN_BRACE) {
-        const read = this.#labelSet(false);
-        if (read === undefined) return 'invalid';
-        labels = read.labels;
+        if (!this.#labelSet(false)) return 'invalid';
+        labels = this.#setLabels;
       } else if (!this.#isBlank(this.#peek())) {
         return 'invalid';
       }
     }
     this.#skipBlanks();
-    const value = parseValue(this.#token());
+    const valueStart = this.#pos;
+    const valueEnd = this.#tokenEnd();
+    if (valueEnd - valueStart > this.#maxValueLength) return 'invalid';
+    const value = readValue(this.#text, valueStart, valueEnd);
     if (value === undefined) return 'invalid';
     this.#skipBlanks();
     let timestamp: number | undefined;
     if (this.#pos < this.#end && this.#peek() !== HASH) {
-      const token = this.#token();
-      if (!INTEGER.test(token)) return 'invalid';
-      timestamp = Number(token);
+      const start = this.#pos;
+      const end = this.#tokenEnd();
+      if (end - start > this.#maxValueLength) return 'invalid';
+      timestamp = readTimestamp(this.#text, start, end);
+      if (timestamp === undefined) return 'invalid';
       this.#skipBlanks();
     }
     // Anything left must be an OpenMetrics exemplar (`# {trace_id="…"} 1.0`), which is ignored.
@@ -164,53 +184,54 @@ export class LineScanner {
   }
 
   /**
-   * `{…}` at the cursor. When `nameAllowed`, one bare quoted string may name the metric
-   * (Prometheus 3 quoting). `undefined` when malformed or a label name repeats.
+   * `{…}` at the cursor, read into `#setLabels`, and into `#quotedName` the one bare quoted
+   * string that may name the metric when `nameAllowed` (Prometheus 3 quoting). `false` when
+   * malformed or a label name repeats. Allocates only the labels object and its strings.
    */
-  #labelSet(
-    nameAllowed: boolean,
-  ): { labels: Record<string, string>; name: string | undefined } | undefined {
+  #labelSet(nameAllowed: boolean): boolean {
     this.#pos++; // {
     let labels: Record<string, string> | undefined;
     let name: string | undefined;
     for (;;) {
       this.#skipBlanks();
-      if (this.#pos >= this.#end) return undefined;
+      if (this.#pos >= this.#end) return false;
       const c = this.#peek();
       if (c === CLOSE_BRACE) break;
       let key: string | undefined;
       if (c === QUOTE) {
         key = this.#quoted();
-        if (key === undefined) return undefined;
+        if (key === undefined) return false;
         this.#skipBlanks();
         if (this.#peek() !== EQUALS) {
-          if (!nameAllowed || name !== undefined) return undefined;
+          if (!nameAllowed || name !== undefined) return false;
           name = key;
           key = undefined;
         }
       } else {
         key = this.#bareName(false);
-        if (key === undefined) return undefined;
+        if (key === undefined) return false;
         this.#skipBlanks();
-        if (this.#peek() !== EQUALS) return undefined;
+        if (this.#peek() !== EQUALS) return false;
       }
       if (key !== undefined) {
         this.#pos++; // =
         this.#skipBlanks();
-        if (this.#peek() !== QUOTE) return undefined;
+        if (this.#peek() !== QUOTE) return false;
         const value = this.#quoted();
-        if (value === undefined) return undefined;
+        if (value === undefined) return false;
         labels ??= Object.create(null) as Record<string, string>;
-        if (key in labels) return undefined;
+        if (key in labels) return false;
         labels[key] = value;
       }
       this.#skipBlanks();
       const sep = this.#peek();
       if (sep === COMMA) this.#pos++;
-      else if (sep !== CLOSE_BRACE) return undefined;
+      else if (sep !== CLOSE_BRACE) return false;
     }
     this.#pos++; // }
-    return { labels: labels ?? NO_LABELS, name };
+    this.#setLabels = labels ?? NO_LABELS;
+    this.#quotedName = name;
+    return true;
   }
 
   /** A metric name, bare or quoted, at the cursor. */
@@ -229,43 +250,74 @@ export class LineScanner {
     return text.slice(start, p);
   }
 
-  /** A `"…"` string at the cursor with `\\`, `\"` and `\n` unescaped; `undefined` if unclosed. */
+  /**
+   * A `"…"` string at the cursor with `\\`, `\"` and `\n` unescaped; `undefined` if unclosed.
+   * Without escapes it is one slice of the text; with escapes the characters are copied once into
+   * a scratch buffer and turned into one flat string (never a rope of one piece per escape).
+   */
   #quoted(): string | undefined {
     const text = this.#text;
     const end = this.#end;
-    let p = this.#pos + 1;
-    let out = '';
-    let runStart = p;
+    const start = this.#pos + 1;
+    let p = start;
+    for (; p < end; p++) {
+      const c = text.charCodeAt(p);
+      if (c === QUOTE) {
+        this.#pos = p + 1;
+        return text.slice(start, p);
+      }
+      if (c === BACKSLASH) break;
+    }
+    if (p >= end) return undefined;
+    const buffer = this.#scratchFor(end - start);
+    let n = 0;
+    for (let i = start; i < p; i++) buffer[n++] = text.charCodeAt(i);
     while (p < end) {
       const c = text.charCodeAt(p);
       if (c === QUOTE) {
         this.#pos = p + 1;
-        return out + text.slice(runStart, p);
+        return fromCodes(buffer, n);
       }
       if (c === BACKSLASH) {
         if (p + 1 >= end) return undefined;
         const next = text.charCodeAt(p + 1);
-        out += text.slice(runStart, p);
-        if (next === 0x6e) out += '\n';
-        else if (next === BACKSLASH || next === QUOTE) out += text[p + 1];
-        else out += text.slice(p, p + 2); // unknown escape: kept as written
+        if (next === LOWER_N) buffer[n++] = NEWLINE;
+        else if (next === BACKSLASH || next === QUOTE) buffer[n++] = next;
+        else {
+          // An unknown escape is kept as written.
+          buffer[n++] = c;
+          buffer[n++] = next;
+        }
         p += 2;
-        runStart = p;
         continue;
       }
+      buffer[n++] = c;
       p++;
     }
     return undefined;
   }
 
+  /** The scratch buffer, grown to hold at least `length` code units (at most a line). */
+  #scratchFor(length: number): Uint16Array {
+    if (this.#scratch.length < length) {
+      this.#scratch = new Uint16Array(Math.max(length, this.#scratch.length * 2));
+    }
+    return this.#scratch;
+  }
+
   /** The run of non-blank characters at the cursor. */
   #token(): string {
-    const text = this.#text;
     const start = this.#pos;
-    let p = start;
+    return this.#text.slice(start, this.#tokenEnd());
+  }
+
+  /** Moves the cursor past the run of non-blank characters at it; returns the new position. */
+  #tokenEnd(): number {
+    const text = this.#text;
+    let p = this.#pos;
     while (p < this.#end && !this.#isBlank(text.charCodeAt(p))) p++;
     this.#pos = p;
-    return text.slice(start, p);
+    return p;
   }
 
   /** The character code at the cursor, or -1 at the end of the line. */

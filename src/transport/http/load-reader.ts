@@ -1,11 +1,13 @@
 /**
- * `LoadReader`: turns one `/metrics` scrape of a vLLM or SGLang worker into a `LoadReport`.
+ * `LoadReader`: turns one `/metrics` scrape of a vLLM, SGLang or TensorRT-LLM worker into a
+ * `LoadReport`.
  *
  * @module
  * @internal
  */
 import type { LoadReport } from '../../policies/policy.js';
 import type { RuntimeType } from '../../workers/worker-spec.js';
+import { gather } from './prometheus-load.js';
 import { parsePrometheusText } from './prometheus-text.js';
 import {
   LOAD_FIELDS,
@@ -14,12 +16,26 @@ import {
   VLLM_METRICS,
 } from './runtime-metrics.js';
 import { ThroughputTracker } from './throughput-tracker.js';
+import { readIterationStats } from './trtllm-iteration-stats.js';
 
 /** @internal What the reader needs to know about the scraped worker. */
 export interface ScrapedWorker {
   readonly url: string;
   readonly runtime: RuntimeType;
   readonly dpRank?: number | undefined;
+}
+
+/** @internal What one scrape said. */
+export interface LoadReading {
+  /** The report, or `undefined` when the body holds no usable value. */
+  readonly report: LoadReport | undefined;
+  /**
+   * Whether the body came from the engine the worker's runtime names (any supported engine for
+   * `unspecified`): a series with the engine's name prefix, or TensorRT-LLM's statistics array.
+   * `false` is what an SGLang worker started without `--enable-metrics`, an HTML error page or
+   * another engine's metrics look like.
+   */
+  readonly recognised: boolean;
 }
 
 type MutableLoadReport = { -readonly [K in keyof LoadReport]: LoadReport[K] };
@@ -34,49 +50,55 @@ const EITHER: readonly RuntimeMetrics[] = Object.freeze([VLLM_METRICS, SGLANG_ME
 const ONLY_VLLM: readonly RuntimeMetrics[] = Object.freeze([VLLM_METRICS]);
 const ONLY_SGLANG: readonly RuntimeMetrics[] = Object.freeze([SGLANG_METRICS]);
 
-function namesOf(families: readonly RuntimeMetrics[]): (name: string) => boolean {
-  const names = new Set<string>();
-  for (const family of families) for (const name of family.rules.keys()) names.add(name);
-  return (name) => names.has(name);
+interface FamilyNames {
+  readonly names: ReadonlySet<string>;
+  readonly prefixes: readonly string[];
 }
 
-const FILTERS = new Map<readonly RuntimeMetrics[], (name: string) => boolean>(
+function namesOf(families: readonly RuntimeMetrics[]): FamilyNames {
+  const names = new Set<string>();
+  const prefixes: string[] = [];
+  for (const family of families) {
+    for (const name of family.rules.keys()) names.add(name);
+    prefixes.push(...family.prefixes);
+  }
+  return { names, prefixes };
+}
+
+const NAMES = new Map<readonly RuntimeMetrics[], FamilyNames>(
   [EITHER, ONLY_VLLM, ONLY_SGLANG].map((families) => [families, namesOf(families)]),
 );
 
 /**
- * @internal One value per {@link LOAD_FIELDS} slot gathered from `samples` by `family`'s rules:
- * non-finite and negative values are dropped; the most preferred metric present feeds a field;
- * its series are summed or maxed. `undefined` when no series counted.
+ * Series of the mapped metrics read per scrape; later lines of those metrics are skipped after
+ * their name, like unmapped lines. A real scrape holds a few dozen to about a thousand (SGLang
+ * at TP 8 × DP 32 with every scheduler publishing: 1,280), so only a hostile body reaches it,
+ * and the cost of a scrape stays near that of reading names.
  */
-export function gather(
-  samples: readonly { name: string; labels: Readonly<Record<string, string>>; value: number }[],
-  family: RuntimeMetrics,
-  dpRank: number | undefined,
-): Float64Array | undefined {
-  const values = new Float64Array(LOAD_FIELDS.length).fill(Number.NaN);
-  const preference = new Float64Array(LOAD_FIELDS.length).fill(Number.POSITIVE_INFINITY);
-  const rank = dpRank === undefined ? undefined : String(dpRank);
-  let counted = false;
-  for (const sample of samples) {
-    const rule = family.rules.get(sample.name);
-    const value = sample.value;
-    if (rule === undefined || !Number.isFinite(value) || value < 0) continue;
-    if (rank !== undefined) {
-      const seriesRank = sample.labels[family.rankLabel];
-      if (seriesRank !== undefined && seriesRank !== rank) continue;
-    }
-    const slot = rule.slot;
-    if (rule.preference < preference[slot]!) {
-      preference[slot] = rule.preference;
-      values[slot] = value;
-    } else if (rule.preference === preference[slot]) {
-      values[slot] =
-        rule.combine === 'sum' ? values[slot]! + value : Math.max(values[slot]!, value);
-    }
-    counted = true;
+export const MAX_LOAD_SERIES = 2_048;
+
+const SPACE = 0x20;
+const TAB = 0x09;
+const LF = 0x0a;
+const CR = 0x0d;
+const BOM = 0xfeff;
+const OPEN_BRACKET = 0x5b;
+
+/** Whether the first non-blank character of `text` opens a JSON array. Cost: O(leading blanks). */
+function isJsonArray(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== SPACE && c !== TAB && c !== LF && c !== CR && c !== BOM) return c === OPEN_BRACKET;
   }
-  return counted ? values : undefined;
+  return false;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -91,30 +113,62 @@ export class LoadReader {
   }
 
   /**
-   * The report in `text`, scraped from `worker` at `at`: the worker's own runtime's metrics when
-   * it is `vllm` or `sglang`, otherwise vLLM's when any is present, else SGLang's.
+   * The load in `text`, scraped from `worker` at `at`. The body decides the format: a JSON array
+   * is TensorRT-LLM's iteration statistics (read for `trtllm` and `unspecified` workers only);
+   * anything else is Prometheus text, read for the worker's own engine when it is `vllm` or
+   * `sglang`, otherwise vLLM's metrics when any is usable, else SGLang's.
    *
-   * @returns the report (with `at`), or `undefined` when the text holds no usable value.
-   * Cost: one parse of `text`, O(length), allocating only for the handful of metrics read.
+   * Cost: one parse of `text`, O(length), allocating only for the handful of metrics read, at
+   * most {@link MAX_LOAD_SERIES} series of them (a JSON body is parsed whole: memory about a few
+   * times its size, bounded by `maxBodyBytes`).
+   * @returns the report (with `at`) and whether the body came from the expected engine.
    */
-  read(text: string, worker: ScrapedWorker, at: number): LoadReport | undefined {
-    const families =
-      worker.runtime === 'vllm' ? ONLY_VLLM : worker.runtime === 'sglang' ? ONLY_SGLANG : EITHER;
-    const { samples } = parsePrometheusText(text, { filter: FILTERS.get(families)! });
+  scrape(text: string, worker: ScrapedWorker, at: number): LoadReading {
+    const runtime = worker.runtime;
+    if (isJsonArray(text)) {
+      if (runtime === 'vllm' || runtime === 'sglang')
+        return { report: undefined, recognised: false };
+      const { values, recognised } = readIterationStats(parseJson(text), worker.dpRank);
+      return { report: this.#report(values, worker, at), recognised };
+    }
+    const families = runtime === 'vllm' ? ONLY_VLLM : runtime === 'sglang' ? ONLY_SGLANG : EITHER;
+    const { names, prefixes } = NAMES.get(families)!;
+    let recognised = false;
+    let accepted = 0;
+    const filter = (name: string): boolean => {
+      if (!recognised) recognised = prefixes.some((prefix) => name.startsWith(prefix));
+      if (accepted === MAX_LOAD_SERIES || !names.has(name)) return false;
+      accepted++;
+      return true;
+    };
+    const { samples } = parsePrometheusText(text, { filter });
     let values: Float64Array | undefined;
     for (const family of families) {
       values = gather(samples, family, worker.dpRank);
       if (values !== undefined) break;
     }
-    if (values === undefined) return undefined;
+    return { report: this.#report(values, worker, at), recognised };
+  }
 
+  /** The report alone of {@link LoadReader.scrape}. */
+  read(text: string, worker: ScrapedWorker, at: number): LoadReport | undefined {
+    return this.scrape(text, worker, at).report;
+  }
+
+  #report(
+    values: Float64Array | undefined,
+    worker: ScrapedWorker,
+    at: number,
+  ): LoadReport | undefined {
+    if (values === undefined) return undefined;
     const report: MutableLoadReport = {};
-    if (!Number.isNaN(values[RUNNING]!)) report.runningRequests = values[RUNNING]!;
-    if (!Number.isNaN(values[WAITING]!)) report.waitingRequests = values[WAITING]!;
-    if (!Number.isNaN(values[USAGE]!)) report.tokenUsage = Math.min(1, values[USAGE]!);
+    if (Number.isFinite(values[RUNNING]!)) report.runningRequests = values[RUNNING]!;
+    if (Number.isFinite(values[WAITING]!)) report.waitingRequests = values[WAITING]!;
+    if (Number.isFinite(values[USAGE]!)) report.tokenUsage = Math.min(1, values[USAGE]!);
     let throughput = values[THROUGHPUT]!;
-    if (Number.isNaN(throughput) && !Number.isNaN(values[GENERATED]!)) {
-      throughput = this.#tracker.observe(worker.url, values[GENERATED]!, at);
+    const generated = values[GENERATED]!;
+    if (Number.isNaN(throughput) && Number.isFinite(generated)) {
+      throughput = this.#tracker.observe(worker.url, generated, at);
     }
     if (Number.isFinite(throughput)) report.throughput = throughput;
     if (Object.keys(report).length === 0) return undefined;

@@ -1,5 +1,6 @@
 /**
- * Reading the OpenAI-format model list (`GET /v1/models`) that vLLM and SGLang serve.
+ * Reading the OpenAI-format model list (`GET /v1/models`) that vLLM, SGLang and
+ * `trtllm-serve` serve.
  *
  * @module
  * @internal

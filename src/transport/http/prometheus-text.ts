@@ -66,6 +66,21 @@ export interface PrometheusParseOptions {
    */
   readonly maxLines?: number;
   /**
+   * Longest line read, in UTF-16 code units, without its line end. A longer line is skipped
+   * whole and counted in `skippedLines` (it is never cut down to a shorter line, which could
+   * read as a different sample); nothing of it is scanned beyond finding its end. Real lines are
+   * short: the longest in a vLLM or SGLang scrape is an info metric of a few hundred characters.
+   * @defaultValue 65536
+   */
+  readonly maxLineLength?: number;
+  /**
+   * Longest value or timestamp token read, in UTF-16 code units. A line whose value or
+   * timestamp is longer is skipped and counted in `skippedLines`. The shortest text of any
+   * float64 has at most 24 characters and a millisecond timestamp at most 20.
+   * @defaultValue 128
+   */
+  readonly maxValueLength?: number;
+  /**
    * Keeps only samples whose metric name passes. A rejected line costs a scan of its name: its
    * labels and value are neither parsed nor checked, and it is not counted in `skippedLines`.
    * @defaultValue every sample is kept
@@ -93,6 +108,10 @@ export interface PrometheusParseResult {
 export const DEFAULT_MAX_TEXT_LENGTH = 16_777_216;
 /** @internal Default of {@link PrometheusParseOptions.maxLines}. */
 export const DEFAULT_MAX_LINES = 500_000;
+/** @internal Default of {@link PrometheusParseOptions.maxLineLength}. */
+export const DEFAULT_MAX_LINE_LENGTH = 65_536;
+/** @internal Default of {@link PrometheusParseOptions.maxValueLength}. */
+export const DEFAULT_MAX_VALUE_LENGTH = 128;
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
@@ -105,10 +124,18 @@ const CARRIAGE_RETURN = 0x0d;
  * values in any case (`NaN`, `+Inf`, `-inf`, `Infinity`), the quoted metric and label names of
  * Prometheus 3 (`{"my.metric","a.b"="1"}`), an OpenMetrics exemplar after the value (ignored),
  * and `# EOF` (parsing stops). A label value keeps an unknown escape (`\t`) as written.
- * Timestamps must be integers (milliseconds); a line with any other timestamp is skipped.
+ * Timestamps must be integers (milliseconds); a line with any other timestamp is skipped. A
+ * line longer than `maxLineLength`, or whose value or timestamp is longer than
+ * `maxValueLength`, is skipped and counted.
  *
- * Cost: one pass over the text, O(length); one object per kept sample plus one per labelled
- * sample. Memory is bounded by `maxLength` and `maxLines`.
+ * Cost: one pass over at most `maxLength` characters, whatever they are: each character is
+ * looked at a bounded number of times (finding line ends, then scanning the line once), no
+ * regular expression runs on the text and nothing backtracks, so the worst case is
+ * O(min(text.length, maxLength)) time — about the same per character for a hostile body (a
+ * 200 KB digit run, megabyte-long label values or lines) as for a real scrape. The parse is
+ * synchronous: with the defaults a 4 MiB body (the HTTP transport's `maxBodyBytes`) takes tens
+ * of milliseconds on one core. Memory: one object per kept sample plus one per labelled sample,
+ * bounded by `maxLength` and `maxLines`.
  *
  * @param text - the exposition text, as served on `/metrics`.
  * @param options - bounds and a name filter; see {@link PrometheusParseOptions}.
@@ -141,6 +168,18 @@ export function parsePrometheusText(
     o.maxLines,
     DEFAULT_MAX_LINES,
   );
+  const maxLineLength = readInteger(
+    'parsePrometheusText.options.maxLineLength',
+    o.maxLineLength,
+    DEFAULT_MAX_LINE_LENGTH,
+    1,
+  );
+  const maxValueLength = readInteger(
+    'parsePrometheusText.options.maxValueLength',
+    o.maxValueLength,
+    DEFAULT_MAX_VALUE_LENGTH,
+    1,
+  );
   if (o.filter !== undefined && typeof o.filter !== 'function')
     fail('parsePrometheusText.options.filter', 'a function', o.filter);
 
@@ -155,7 +194,11 @@ export function parsePrometheusText(
         : Math.max(text.lastIndexOf('\n', maxLength - 1), 0);
   }
 
-  const scanner = new LineScanner(text, o.filter as ((name: string) => boolean) | undefined);
+  const scanner = new LineScanner(
+    text,
+    o.filter as ((name: string) => boolean) | undefined,
+    maxValueLength,
+  );
   const samples: PrometheusSample[] = [];
   const types = new Map<string, PrometheusMetricType>();
   let skippedLines = 0;
@@ -171,7 +214,8 @@ export function parsePrometheusText(
     if (next < 0 || next > end) next = end;
     const lineEnd =
       next > lineStart && text.charCodeAt(next - 1) === CARRIAGE_RETURN ? next - 1 : next;
-    const outcome = scanner.readLine(lineStart, lineEnd, types);
+    const outcome =
+      lineEnd - lineStart > maxLineLength ? 'invalid' : scanner.readLine(lineStart, lineEnd, types);
     lineStart = next + 1;
     if (outcome === 'sample') samples.push(scanner.takeSample());
     else if (outcome === 'invalid') skippedLines++;

@@ -1,6 +1,7 @@
 /**
  * Which Prometheus metrics of vLLM and SGLang feed which `LoadReport` field, and how several
- * series of one metric combine. The table here is the contract `docs/http-transport.md` shows.
+ * series of one metric combine (TensorRT-LLM's JSON iteration statistics are read by
+ * `trtllm-iteration-stats.ts`). The table here is the contract `docs/http-transport.md` shows.
  *
  * @module
  * @internal
@@ -33,8 +34,10 @@ export interface MetricRule {
    */
   readonly preference: number;
   /**
-   * How series of the metric combine: counts and rates add up across engines and models;
-   * usage takes the fullest series, since one saturated engine is what admission hits first.
+   * How series of the metric combine: counts and rates add up across engines and models (but
+   * series that differ only in a {@link RuntimeMetrics.replicaLabels} label are one engine's
+   * state reported several times, and count once: their maximum); usage takes the fullest
+   * series, since one saturated engine is what admission hits first.
    */
   readonly combine: 'sum' | 'max';
 }
@@ -47,6 +50,15 @@ export interface RuntimeMetrics {
    * rank (`dpRank` set), a series carrying this label counts only when it names that rank.
    */
   readonly rankLabel: string;
+  /**
+   * Labels that tell apart processes reporting the same engine state. SGLang started with
+   * `--enable-metrics-for-all-schedulers` has every tensor-parallel scheduler publish the same
+   * running and queued requests, told apart only by `tp_rank` (and `moe_ep_rank`, derived from
+   * it): a sum over them would count each request once per rank.
+   */
+  readonly replicaLabels: readonly string[];
+  /** Name prefixes of the engine's own metrics: any series with one shows the engine is there. */
+  readonly prefixes: readonly string[];
   /** Rules by full metric name. */
   readonly rules: ReadonlyMap<string, MetricRule>;
 }
@@ -68,6 +80,8 @@ function table(
 export const VLLM_METRICS: RuntimeMetrics = Object.freeze({
   runtime: 'vllm',
   rankLabel: 'engine',
+  replicaLabels: Object.freeze([]),
+  prefixes: Object.freeze(['vllm:']),
   rules: table(
     ['vllm:'],
     [
@@ -86,6 +100,9 @@ export const VLLM_METRICS: RuntimeMetrics = Object.freeze({
 export const SGLANG_METRICS: RuntimeMetrics = Object.freeze({
   runtime: 'sglang',
   rankLabel: 'dp_rank',
+  // Label names as SGLang's scheduler sets them (SchedulerMetricsMixin.init_metrics).
+  replicaLabels: Object.freeze(['tp_rank', 'moe_ep_rank']),
+  prefixes: Object.freeze(['sglang:', 'sglang_']),
   rules: table(
     ['sglang:', 'sglang_'],
     [

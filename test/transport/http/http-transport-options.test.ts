@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveHttpTransportOptions } from '../../../src/transport/http/http-transport-options.js';
 import { type HttpTransportOptions, httpTransport } from '../../../src/transport/http/index.js';
+import { emitProcessWarning } from '../../../src/transport/http/transport-warning.js';
 import { throwsCode } from '../../support/fixtures.js';
 
 describe('httpTransport options', () => {
@@ -16,6 +17,7 @@ describe('httpTransport options', () => {
       metricsPath: '/metrics',
       modelsPath: '/v1/models',
       maxTrackedWorkers: 4_096,
+      onWarning: emitProcessWarning,
     });
     expect(Object.isFrozen(resolved)).toBe(true);
   });
@@ -33,6 +35,7 @@ describe('httpTransport options', () => {
   it('keeps what it is given', () => {
     const fetch = (async () => new Response('')) as HttpTransportOptions['fetch'];
     const clock = () => 7;
+    const onWarning = () => {};
 
     const resolved = resolveHttpTransportOptions({
       fetch,
@@ -44,6 +47,7 @@ describe('httpTransport options', () => {
       modelsPath: '/openai/v1/models',
       clock,
       maxTrackedWorkers: 0,
+      onWarning,
     });
 
     expect(resolved).toEqual({
@@ -56,6 +60,7 @@ describe('httpTransport options', () => {
       modelsPath: '/openai/v1/models',
       clock,
       maxTrackedWorkers: 0,
+      onWarning,
     });
   });
 
@@ -75,6 +80,7 @@ describe('httpTransport options', () => {
     ['a clock that is not a function', { clock: 0 }, 'httpTransport.clock must be'],
     ['a negative tracking bound', { maxTrackedWorkers: -1 }, 'httpTransport.maxTrackedWorkers'],
     ['an API key that is a number', { apiKey: 42 }, 'httpTransport.apiKey must be'],
+    ['onWarning that is not a function', { onWarning: 'log' }, 'httpTransport.onWarning must be'],
   ])('rejects %s with INVALID_ARGUMENT naming the field', (_label, options, message) => {
     const error = throwsCode(
       () => httpTransport(options as HttpTransportOptions),

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimeType } from '../../../src/index.js';
-import { LoadReader, type ScrapedWorker } from '../../../src/transport/http/load-reader.js';
+import {
+  LoadReader,
+  MAX_LOAD_SERIES,
+  type ScrapedWorker,
+} from '../../../src/transport/http/load-reader.js';
 import { fixture } from './support/fake-worker.js';
 
 function worker(runtime: RuntimeType, extra: Partial<ScrapedWorker> = {}): ScrapedWorker {
@@ -221,5 +225,162 @@ describe('LoadReader: throughput from the generated-token counter', () => {
 
     expect(reader.read(only(100), worker('vllm'), 0)).toBeUndefined();
     expect(reader.read(only(300), worker('vllm'), 2_000)).toEqual({ throughput: 100, at: 2_000 });
+  });
+});
+
+describe('LoadReader: a report field is finite or absent', () => {
+  it('drops a request count whose series add up past the largest double', () => {
+    const text = [
+      'vllm:num_requests_running{engine="0"} 1.7e308',
+      'vllm:num_requests_running{engine="1"} 1.7e308',
+      'vllm:num_requests_waiting{engine="0"} 2',
+    ].join('\n');
+
+    const report = new LoadReader(0).read(text, worker('vllm'), 0);
+
+    expect(report).toEqual({ waitingRequests: 2, at: 0 });
+  });
+
+  it('drops a throughput gauge that adds up to Infinity, and reports nothing when nothing is left', () => {
+    const text = [
+      'sglang:gen_throughput{dp_rank="0"} 1e308',
+      'sglang:gen_throughput{dp_rank="1"} 1e308',
+    ];
+
+    expect(new LoadReader(0).read(text.join('\n'), worker('sglang'), 0)).toBeUndefined();
+  });
+
+  it('derives no throughput from a token counter that adds up to Infinity', () => {
+    const reader = new LoadReader(16);
+    const text = (tokens: string) =>
+      `vllm:num_requests_running 1\nvllm:generation_tokens_total{engine="0"} ${tokens}\nvllm:generation_tokens_total{engine="1"} ${tokens}\n`;
+
+    reader.read(text('1e308'), worker('vllm'), 0);
+    const report = reader.read(text('1.7e308'), worker('vllm'), 10_000);
+
+    expect(report).toEqual({ runningRequests: 1, at: 10_000 });
+  });
+
+  it('keeps the largest finite values exactly', () => {
+    const text = `vllm:num_requests_running ${Number.MAX_VALUE}\nvllm:kv_cache_usage_perc 5e-324\n`;
+
+    expect(new LoadReader(0).read(text, worker('vllm'), 0)).toEqual({
+      runningRequests: Number.MAX_VALUE,
+      tokenUsage: 5e-324,
+      at: 0,
+    });
+  });
+});
+
+describe('LoadReader: SGLang tensor-parallel schedulers', () => {
+  it('counts the requests of a TP-4 engine once when all four schedulers publish them', () => {
+    const all = new LoadReader(0).read(
+      fixture('sglang-tp4-all-schedulers.txt'),
+      worker('sglang'),
+      3,
+    );
+    const one = new LoadReader(0).read(fixture('sglang-tp4.txt'), worker('sglang'), 3);
+
+    expect(all).toEqual({
+      runningRequests: 10,
+      waitingRequests: 3,
+      tokenUsage: 0.52,
+      throughput: 688.31,
+      at: 3,
+    });
+    expect(one).toEqual(all);
+  });
+
+  it('adds up attention-DP ranks while counting each rank once over its TP schedulers', () => {
+    const report = new LoadReader(0).read(
+      fixture('sglang-tp4-dp2-all-schedulers.txt'),
+      worker('sglang'),
+      3,
+    );
+
+    expect(report).toEqual({
+      runningRequests: 11,
+      waitingRequests: 5,
+      tokenUsage: 0.44,
+      throughput: 779.75,
+      at: 3,
+    });
+  });
+
+  it('reads one attention-DP rank of a worker registered as that rank', () => {
+    const report = new LoadReader(0).read(
+      fixture('sglang-tp4-dp2-all-schedulers.txt'),
+      worker('sglang', { dpRank: 1 }),
+      3,
+    );
+
+    expect(report).toEqual({
+      runningRequests: 5,
+      waitingRequests: 3,
+      tokenUsage: 0.44,
+      throughput: 377.25,
+      at: 3,
+    });
+  });
+
+  it('still adds up series that differ in a label other than tp_rank', () => {
+    const text = [
+      'sglang:num_running_reqs{model_name="a",tp_rank="0"} 4',
+      'sglang:num_running_reqs{model_name="a",tp_rank="1"} 4',
+      'sglang:num_running_reqs{model_name="b",tp_rank="0"} 3',
+      'sglang:num_running_reqs{model_name="b",tp_rank="1"} 2',
+    ].join('\n');
+
+    expect(new LoadReader(0).read(text, worker('sglang'), 0)).toEqual({
+      runningRequests: 7,
+      at: 0,
+    });
+  });
+});
+
+describe('LoadReader: TensorRT-LLM iteration statistics', () => {
+  const stats = (entries: unknown[]) => JSON.stringify(entries);
+
+  it.each<[RuntimeType, boolean]>([
+    ['trtllm', true],
+    ['unspecified', true],
+    ['vllm', false],
+    ['sglang', false],
+  ])('a %s worker serving the JSON array reads it: %s', (runtime, reads) => {
+    const body = stats([{ iter: 1, numActiveRequests: 3, numQueuedRequests: 1 }]);
+
+    const reading = new LoadReader(0).scrape(body, worker(runtime), 9);
+
+    expect(reading.report).toEqual(
+      reads ? { runningRequests: 3, waitingRequests: 1, at: 9 } : undefined,
+    );
+    expect(reading.recognised).toBe(reads);
+  });
+
+  it('says whether a Prometheus body came from the worker engine', () => {
+    const reader = new LoadReader(0);
+
+    expect(reader.scrape('sglang:engine_startup_time 90\n', worker('sglang'), 0)).toEqual({
+      report: undefined,
+      recognised: true,
+    });
+    expect(reader.scrape(fixture('vllm-v1.txt'), worker('sglang'), 0).recognised).toBe(false);
+    expect(reader.scrape(fixture('nginx-502.txt'), worker('unspecified'), 0).recognised).toBe(
+      false,
+    );
+  });
+});
+
+describe('LoadReader: bounded work per scrape', () => {
+  it('reads at most MAX_LOAD_SERIES series of the mapped metrics, skipping later ones', () => {
+    const lines: string[] = [];
+    for (let i = 0; i < MAX_LOAD_SERIES + 500; i++) {
+      lines.push(`vllm:num_requests_running{engine="${i}"} 1`);
+    }
+    lines.push('vllm:kv_cache_usage_perc 0.5');
+
+    const report = new LoadReader(0).read(lines.join('\n'), worker('vllm'), 0);
+
+    expect(report).toEqual({ runningRequests: MAX_LOAD_SERIES, at: 0 });
   });
 });

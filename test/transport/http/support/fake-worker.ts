@@ -12,6 +12,20 @@ export function fixture(name: string): string {
   return readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
 }
 
+/**
+ * A fixture as a worker would serve it: for a `.jsonc` fixture (JSON with comments), the `//`
+ * lines (its header, which says what it was built from) are dropped; Prometheus fixtures carry
+ * their header as `#` comments, which are part of a valid body.
+ */
+export function fixtureBody(name: string): string {
+  const text = fixture(name);
+  if (!name.endsWith('.jsonc')) return text;
+  return text
+    .split('\n')
+    .filter((line) => !line.startsWith('//'))
+    .join('\n');
+}
+
 /** What a route does with a request. */
 export type Route = (request: IncomingMessage, response: ServerResponse) => void;
 
