@@ -67,6 +67,8 @@ export class RadixTree<K, L> {
   readonly #leaves: (Set<TreeNode<L>> | undefined)[] = [];
   #clock = 0;
   #nodes = 1;
+  /** The sum of every tenant's size. */
+  #size = 0;
   // Match state, reused: the path of full nodes from the root, and the last result.
   readonly #path: TreeNode<L>[] = [];
   #pathLength = 0;
@@ -87,6 +89,14 @@ export class RadixTree<K, L> {
   /** Tenants with an entry. */
   get tenantCount(): number {
     return this.#ids.size;
+  }
+
+  /**
+   * The sum of every tenant's size, in units: a label held by k tenants counts k times, so it is
+   * never below the units the tree stores. 0 exactly when the tree is empty. O(1).
+   */
+  get size(): number {
+    return this.#size;
   }
 
   /** @internal The root (tests walk the tree from it). */
@@ -228,6 +238,22 @@ export class RadixTree<K, L> {
   }
 
   /**
+   * Evicts every tenant down to `floor(ratio × its size)` (0 ≤ ratio ≤ 1), least recently used
+   * leaves first, so the tree's {@link RadixTree.size} shrinks by at least `1 − ratio` of itself.
+   * Cost: as {@link RadixTree.evict} for every tenant.
+   *
+   * @returns units evicted.
+   */
+  shrink(ratio: number): number {
+    const keep = ratio > 0 ? Math.min(ratio, 1) : 0;
+    let evicted = 0;
+    for (const [tenant, id] of [...this.#ids]) {
+      evicted += this.evict(tenant, Math.floor(this.#sizes[id]! * keep));
+    }
+    return evicted;
+  }
+
+  /**
    * Removes every entry of `tenant` (a worker that left): no node names it afterwards.
    *
    * @returns units removed.
@@ -266,6 +292,7 @@ export class RadixTree<K, L> {
     this.#sizes.length = 0;
     this.#leaves.length = 0;
     this.#nodes = 1;
+    this.#size = 0;
     this.#pathLength = 0;
     this.#lastKey = undefined;
   }
@@ -327,7 +354,11 @@ export class RadixTree<K, L> {
   }
 
   #touch(node: TreeNode<L>, id: number, time: number): void {
-    if (!node.tenants.has(id)) this.#sizes[id]! += this.#ops.labelLength(node.label);
+    if (!node.tenants.has(id)) {
+      const length = this.#ops.labelLength(node.label);
+      this.#sizes[id]! += length;
+      this.#size += length;
+    }
     node.tenants.set(id, time);
   }
 
@@ -342,7 +373,11 @@ export class RadixTree<K, L> {
   /** Removes the tenant from `node` (and the node, once nobody holds it). @returns its parent. */
   #drop(node: TreeNode<L>, id: number): TreeNode<L> | undefined {
     const parent = node.parent;
-    if (node.tenants.delete(id)) this.#sizes[id]! -= this.#ops.labelLength(node.label);
+    if (node.tenants.delete(id)) {
+      const length = this.#ops.labelLength(node.label);
+      this.#sizes[id]! -= length;
+      this.#size -= length;
+    }
     this.#leaves[id]!.delete(node);
     // A node nobody holds and nothing hangs from goes, and so may its emptied ancestors.
     let empty: TreeNode<L> | undefined = node;
@@ -382,6 +417,7 @@ export class RadixTree<K, L> {
     const name = this.#names[id];
     if (name !== undefined) this.#ids.delete(name);
     this.#names[id] = undefined;
+    this.#size -= this.#sizes[id] ?? 0;
     this.#sizes[id] = 0;
     this.#leaves[id] = undefined;
     this.#free.push(id);

@@ -7,8 +7,7 @@
 
 import { blockHashHalves } from '../cache/block-hashes.js';
 import { KvBlockIndex, type KvEvent, readKvEvent } from '../cache/kv-event-store.js';
-import { RadixTree } from '../cache/radix-tree.js';
-import { TEXT_KEYS, tokenKeys } from '../cache/tree-keys.js';
+import type { RadixTree } from '../cache/radix-tree.js';
 import { loadedHasher } from '../core/hash.js';
 import { fail, readInteger, readNumber } from '../core/options.js';
 import { loadBoundsOf, totalLoadOf } from '../workers/load-counter.js';
@@ -17,6 +16,14 @@ import type { LoadReport, Policy, SelectRequest } from './policy.js';
 import { CacheAwareScan, isImbalanced } from './support/cache-aware-scan.js';
 import { type CommonPolicyConfig, readClock, readConfig } from './support/config.js';
 import { LoadTable } from './support/load-table.js';
+import {
+  type ModelCache,
+  ModelCaches,
+  TEXT,
+  TOKENS,
+  type TreeKind,
+  treeOf,
+} from './support/model-caches.js';
 import { isWorkerList, pick } from './support/sampling.js';
 
 /** Why a selection went where it did (counted by {@link CacheAwarePolicy.stats}). @public */
@@ -70,9 +77,28 @@ export interface CacheAwareConfig extends CommonPolicyConfig {
   /**
    * Size budget per worker per tree, in characters (text trees) or tokens (token trees).
    * At most 8 bytes per cached character, 2,097,152 keeps 64 workers with nothing shared under
-   * 1 GiB. @defaultValue 2097152
+   * 1 GiB per tree; `maxTotalSize` bounds all trees together. @defaultValue 2097152
    */
   readonly maxTreeSize?: number;
+  /**
+   * Size budget of all trees of the policy together (every model, both key kinds), in the same
+   * units as `maxTreeSize` summed over workers (a prefix held by k workers counts k times). Each
+   * tree also counts 512 units plus the length of its model string, so a client sending many
+   * distinct `model` values cannot grow the policy past it either.
+   *
+   * When an insert takes the total over the budget, trees are evicted down to 7/8 of it: first
+   * the trees of models no candidate worker lists explicitly (a wildcard worker lists none; the
+   * tree of requests without a model counts as listed), whole and least recently used first;
+   * then every worker's entries in the remaining trees, by the same share, least recently used
+   * first. Emptied trees are dropped, and a budget below one tree's charge keeps no tree at all.
+   *
+   * Cost: memory stays under about 8 bytes per unit of the budget (1 GiB at the default). The
+   * check is O(1) per request; an eviction runs at most once per eighth of the budget inserted
+   * and costs O(trees dropped), or O(workers and entries of the listed models' trees).
+   *
+   * @defaultValue 134217728 (64 × the default `maxTreeSize`)
+   */
+  readonly maxTotalSize?: number;
   /** How often every tree is evicted down to `maxTreeSize` (ms; an `unref`'d timer). @defaultValue 120000 */
   readonly evictionIntervalMs?: number;
   /** Tokens per page of token trees and KV-event blocks. @defaultValue 16 */
@@ -90,17 +116,15 @@ export interface CacheAwareConfig extends CommonPolicyConfig {
   readonly maxEventBlocks?: number;
 }
 
-/** One model's trees and engine block index. */
-interface ModelCache {
-  text: RadixTree<string, string> | undefined;
-  tokens: RadixTree<ArrayLike<number>, Uint32Array> | undefined;
-  events: KvBlockIndex | undefined;
-}
-
 /** What {@link CacheAwarePolicy.stats} reports. @public */
 export interface CacheAwareStats {
   /** Selections by reason since creation or `reset()`. */
   readonly reasons: Readonly<Record<CacheAwareReason, number>>;
+  /**
+   * Units counted against `maxTotalSize`: every tree's size plus its fixed charge (512 units and
+   * the length of its model string).
+   */
+  readonly totalSize: number;
   /** Every tree: its model (`''` for requests without one), kind, nodes, tenants and total size. */
   readonly trees: readonly {
     readonly model: string;
@@ -134,10 +158,11 @@ export interface CacheAwareStats {
  *    least-loaded worker (`cache_miss`). The request is then inserted for the chosen worker,
  *    continuing the same descent.
  *
- * Trees are kept per `request.model`. A worker leaving (`removeWorker(url)`) is removed from every
- * tree and block index. An `unref`'d timer evicts every tree to `maxTreeSize` per worker every
- * `evictionIntervalMs`, and a worker that reaches twice the budget between two runs is evicted at
- * once; `close()` stops the timer.
+ * Trees are kept per `request.model`, all of them together within `maxTotalSize` (trees of models
+ * no candidate lists explicitly go first; an emptied tree is dropped). A worker leaving
+ * (`removeWorker(url)`) is removed from every tree and block index. An `unref`'d timer evicts
+ * every tree to `maxTreeSize` per worker every `evictionIntervalMs`, and a worker that reaches
+ * twice the budget between two runs is evicted at once; `close()` stops the timer.
  *
  * Cost: one pass over the candidates (≈ 3–4 ns per worker) plus one descent of the tree, which
  * compares whole edge labels natively and copies only the new part of the prompt. Event mode:
@@ -152,13 +177,12 @@ export class CacheAwarePolicy implements Policy {
   readonly #relThreshold: number;
   readonly #loadFactor: number;
   readonly #loadSlack: number;
-  readonly #maxTreeSize: number;
   readonly #evictionIntervalMs: number;
   readonly #pageSize: number;
   readonly #maxEventBlocks: number;
   readonly #loads: LoadTable;
   readonly #scan: CacheAwareScan;
-  readonly #models = new Map<string, ModelCache>();
+  readonly #caches: ModelCaches;
   readonly #reasons = new Float64Array(REASONS.length);
   #timer: ReturnType<typeof setInterval> | undefined;
   readonly #bounds = new Float64Array(3);
@@ -179,6 +203,7 @@ export class CacheAwarePolicy implements Policy {
       'loadFactor',
       'loadSlack',
       'maxTreeSize',
+      'maxTotalSize',
       'evictionIntervalMs',
       'pageSize',
       'kvUsageSpreadThreshold',
@@ -204,12 +229,19 @@ export class CacheAwarePolicy implements Policy {
         ? Number.POSITIVE_INFINITY
         : readNumber('cache_aware.loadFactor', o.loadFactor, 1.5, 1, 1e6);
     this.#loadSlack = readInteger('cache_aware.loadSlack', o.loadSlack, 0, 0, 1e6);
-    this.#maxTreeSize = readInteger(
+    const maxTreeSize = readInteger(
       'cache_aware.maxTreeSize',
       o.maxTreeSize,
       2_097_152,
       1,
       2 ** 40,
+    );
+    const maxTotalSize = readInteger(
+      'cache_aware.maxTotalSize',
+      o.maxTotalSize,
+      134_217_728,
+      1,
+      2 ** 50,
     );
     this.#evictionIntervalMs = readInteger(
       'cache_aware.evictionIntervalMs',
@@ -244,6 +276,7 @@ export class CacheAwarePolicy implements Policy {
     this.#loads = new LoadTable(readClock('cache_aware', o), staleAfterMs);
     this.#scan = new CacheAwareScan(spread, ceiling);
     this.#blockScratch = new Uint32Array(2 + this.#pageSize);
+    this.#caches = new ModelCaches(maxTreeSize, maxTotalSize, this.#pageSize);
   }
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
@@ -258,6 +291,8 @@ export class CacheAwarePolicy implements Policy {
         ? req.text
         : undefined;
     const model = typeof req?.model === 'string' ? req.model : '';
+    const kind = tokens !== undefined ? TOKENS : TEXT;
+    const key = tokens ?? text;
 
     // The imbalance check: O(1) from the registry's load histograms for its own arrays (when no
     // KV-usage trigger needs the reports); otherwise from the pass over the candidates.
@@ -269,9 +304,9 @@ export class CacheAwarePolicy implements Policy {
       if (!this.#pass(workers)) return undefined;
       imbalanced = scan.imbalanced(this.#absThreshold, this.#relThreshold);
     }
-    if (imbalanced) return this.#leastLoaded(workers, IMBALANCED, model, tokens, text);
+    if (imbalanced) return this.#leastLoaded(workers, IMBALANCED, model, kind, key);
 
-    const cache = this.#models.get(model);
+    const cache = this.#caches.get(model);
     const events = cache?.events;
     if (events !== undefined && !events.empty && tokens !== undefined) {
       if (!this.#pass(workers)) return undefined;
@@ -280,14 +315,12 @@ export class CacheAwarePolicy implements Policy {
         ? this.#count(workers, best, OVERLAP)
         : this.#count(workers, scan.leastLoaded, MISS);
     }
-    if (tokens === undefined && text === undefined)
-      return this.#leastLoaded(workers, MISS, model, undefined, undefined);
-    const tree = (
-      tokens !== undefined ? this.#tokenTree(model) : this.#textTree(model)
-    ) as RadixTree<unknown, unknown>;
-    const key = (tokens ?? text)!;
+    if (key === undefined) return this.#leastLoaded(workers, MISS, model, kind, undefined);
+    const tree = treeOf(cache, kind);
+    // The model's first request of this kind: a miss, and the insert creates the tree.
+    if (tree === undefined) return this.#leastLoaded(workers, MISS, model, kind, key);
     const match = tree.match(key);
-    if (match.length === 0) return this.#leastLoaded(workers, MISS, model, undefined, undefined);
+    if (match.length === 0) return this.#leastLoaded(workers, MISS, model, kind, undefined);
     let chosen = -1;
     let reason = MISS;
     if (match.matched / match.length > this.#threshold) {
@@ -303,7 +336,7 @@ export class CacheAwarePolicy implements Policy {
       if (!this.#pass(workers)) return undefined;
       chosen = scan.leastLoaded;
     }
-    this.#insert(tree, key, workers[chosen]!.url);
+    this.#insert(workers, model, cache, kind, key, workers[chosen]!.url);
     return this.#count(workers, chosen, reason);
   }
 
@@ -321,17 +354,21 @@ export class CacheAwarePolicy implements Policy {
       fail('applyKvEvents.workerUrl', 'a worker URL', workerUrl);
     if (!Array.isArray(events)) fail('applyKvEvents.events', 'an array of KV events', events);
     const parsed = events.map(readKvEvent);
+    const caches = this.#caches;
     for (const event of parsed) {
       if (event.type === 'cleared') {
-        for (const [model, cache] of this.#models) {
-          if (event.model === undefined || event.model === model) cache.events?.clear(workerUrl);
+        for (const cache of caches.entries()) {
+          if (event.model !== undefined && event.model !== cache.model) continue;
+          cache.events?.clear(workerUrl);
+          caches.settle(cache);
         }
         continue;
       }
-      const cache = this.#cacheOf(event.model ?? '');
+      const cache = caches.entryOf(event.model ?? '');
       cache.events ??= new KvBlockIndex();
       if (event.type === 'stored') cache.events.store(workerUrl, event.keys);
       else cache.events.remove(workerUrl, event.keys);
+      caches.settle(cache);
     }
   }
 
@@ -340,28 +377,25 @@ export class CacheAwarePolicy implements Policy {
     this.#loads.update(reports);
   }
 
-  /** Removes the worker from every tree, block index and report. O(its entries). */
+  /**
+   * Removes the worker from every tree, block index and report; trees left empty are dropped.
+   * O(models + its entries).
+   */
   removeWorker(url: string): void {
     if (typeof url !== 'string') return;
-    for (const cache of this.#models.values()) {
-      cache.text?.removeTenant(url);
-      cache.tokens?.removeTenant(url);
-      cache.events?.clear(url);
-    }
+    this.#caches.removeTenant(url);
     this.#loads.remove(url);
   }
 
-  /** Evicts every tree down to `maxTreeSize` per worker now. @returns units evicted. */
+  /**
+   * Evicts every tree down to `maxTreeSize` per worker now (what the timer runs); trees left
+   * empty are dropped. O(trees + tenants + evicted leaves). @returns units evicted.
+   */
   evict(): number {
-    let evicted = 0;
-    for (const cache of this.#models.values()) {
-      evicted += cache.text?.evictAll(this.#maxTreeSize) ?? 0;
-      evicted += cache.tokens?.evictAll(this.#maxTreeSize) ?? 0;
-    }
-    return evicted;
+    return this.#caches.evictAll();
   }
 
-  /** Reason counters and tree sizes. Builds a plain object: O(trees + tenants). */
+  /** Reason counters and tree sizes. Builds a plain object: O(trees). */
   stats(): CacheAwareStats {
     const reasons = Object.fromEntries(REASONS.map((r, i) => [r, this.#reasons[i]!])) as Record<
       CacheAwareReason,
@@ -369,23 +403,29 @@ export class CacheAwarePolicy implements Policy {
     >;
     const trees: CacheAwareStats['trees'][number][] = [];
     const eventModels: string[] = [];
-    for (const [model, cache] of this.#models) {
+    for (const cache of this.#caches.entries()) {
+      const model = cache.model;
       for (const [kind, tree] of [
         ['text', cache.text],
         ['tokens', cache.tokens],
       ] as const) {
         if (tree === undefined) continue;
-        const size = tree.tenantStats().reduce((sum, t) => sum + t.size, 0);
-        trees.push({ model, kind, nodes: tree.nodeCount, tenants: tree.tenantCount, size });
+        trees.push({
+          model,
+          kind,
+          nodes: tree.nodeCount,
+          tenants: tree.tenantCount,
+          size: tree.size,
+        });
       }
       if (cache.events !== undefined && !cache.events.empty) eventModels.push(model);
     }
-    return { reasons, trees, eventModels };
+    return { reasons, totalSize: this.#caches.total, trees, eventModels };
   }
 
   /** Forgets every tree, block index, report and counter. */
   reset(): void {
-    this.#models.clear();
+    this.#caches.clear();
     this.#loads.clear();
     this.#reasons.fill(0);
   }
@@ -404,10 +444,12 @@ export class CacheAwarePolicy implements Policy {
     model: string,
     kind: 'text' | 'tokens',
   ): RadixTree<unknown, unknown> | undefined {
-    const cache = policy.#models.get(model);
-    return (kind === 'text' ? cache?.text : cache?.tokens) as
-      | RadixTree<unknown, unknown>
-      | undefined;
+    return treeOf(policy.#caches.get(model), kind === 'text' ? TEXT : TOKENS);
+  }
+
+  /** @internal The number of models with a tree or engine blocks, for tests. */
+  static modelCount(policy: CacheAwarePolicy): number {
+    return policy.#caches.size;
   }
 
   /** Whether a holder with `load` in flight is over the hit bound (counting this request). */
@@ -434,17 +476,17 @@ export class CacheAwarePolicy implements Policy {
     workers: readonly Worker[],
     reason: number,
     model: string,
-    tokens: ArrayLike<number> | undefined,
-    text: string | undefined,
+    kind: TreeKind,
+    key: string | ArrayLike<number> | undefined,
   ): Worker | undefined {
     if (!this.#pass(workers)) return undefined;
     const index = this.#scan.leastLoaded;
-    if (tokens !== undefined || text !== undefined) {
-      const tree = (
-        tokens !== undefined ? this.#tokenTree(model) : this.#textTree(model)
-      ) as RadixTree<unknown, unknown>;
-      const key = (tokens ?? text)!;
-      if (tree.match(key).length > 0) this.#insert(tree, key, workers[index]!.url);
+    if (key !== undefined) {
+      // The insert continues a match of the key; a tree that does not exist yet needs none.
+      const cache = this.#caches.get(model);
+      const tree = treeOf(cache, kind);
+      if (tree === undefined || tree.match(key).length > 0)
+        this.#insert(workers, model, cache, kind, key, workers[index]!.url);
     }
     return this.#count(workers, index, reason);
   }
@@ -454,10 +496,15 @@ export class CacheAwarePolicy implements Policy {
     return pick(workers, index);
   }
 
-  #insert(tree: RadixTree<unknown, unknown>, key: unknown, url: string): void {
-    tree.insert(key, url);
-    // Between two timer runs, no worker grows past twice its budget.
-    if (tree.sizeOf(url) > 2 * this.#maxTreeSize) tree.evict(url, this.#maxTreeSize);
+  #insert(
+    workers: readonly Worker[],
+    model: string,
+    cache: ModelCache | undefined,
+    kind: TreeKind,
+    key: string | ArrayLike<number>,
+    url: string,
+  ): void {
+    this.#caches.insert(workers, model, cache, kind, key, url);
     if (this.#timer === undefined && !this.#closed) {
       this.#timer = setInterval(() => this.evict(), this.#evictionIntervalMs);
       this.#timer.unref();
@@ -490,25 +537,6 @@ export class CacheAwarePolicy implements Policy {
       lo,
     );
     return this.#scan.bestHolders(workers, blocks, events, hi, lo);
-  }
-
-  #cacheOf(model: string): ModelCache {
-    let cache = this.#models.get(model);
-    if (cache === undefined) {
-      cache = { text: undefined, tokens: undefined, events: undefined };
-      this.#models.set(model, cache);
-    }
-    return cache;
-  }
-
-  #textTree(model: string): RadixTree<string, string> {
-    const cache = this.#cacheOf(model);
-    return (cache.text ??= new RadixTree(TEXT_KEYS, ''));
-  }
-
-  #tokenTree(model: string): RadixTree<ArrayLike<number>, Uint32Array> {
-    const cache = this.#cacheOf(model);
-    return (cache.tokens ??= new RadixTree(tokenKeys(this.#pageSize), new Uint32Array(0)));
   }
 }
 

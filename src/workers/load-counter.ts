@@ -7,7 +7,8 @@
  * @module
  * @internal
  */
-import type { Worker } from './worker.js';
+// A cycle (worker.ts imports this module): safe, `Worker` is only read when a function runs.
+import { Worker } from './worker.js';
 
 /**
  * @internal How many available workers of a group have each in-flight count: the group's lowest
@@ -121,7 +122,8 @@ export function loadBoundsOf(workers: readonly Worker[], out: Float64Array): boo
 
 /**
  * The sum of `worker.load` over `workers`: O(1) for an array handed out by a registry, O(n) for
- * any other array.
+ * any other array, where entries that are not workers (holes, `undefined`, foreign objects)
+ * count 0 rather than throw.
  *
  * @internal
  */
@@ -133,6 +135,9 @@ export function totalLoadOf(workers: readonly Worker[]): number {
     return sum;
   }
   let sum = 0;
-  for (let i = 0; i < workers.length; i++) sum += workers[i]!.load;
+  for (let i = 0; i < workers.length; i++) {
+    const worker = workers[i];
+    if (worker instanceof Worker) sum += worker.load;
+  }
   return sum;
 }

@@ -358,6 +358,38 @@ describe('RadixTree: eviction', () => {
     for (const s of tree.tenantStats()) expect(s.size).toBeLessThanOrEqual(20);
   });
 
+  it('size is the sum of the tenant sizes, shared labels counted once per tenant, and 0 when empty', () => {
+    const tree = textTree();
+    expect(tree.size).toBe(0);
+    route(tree, 'shared prefix, then a', 'w1');
+    route(tree, 'shared prefix, then b', 'w2');
+
+    expect(tree.size).toBe(2 * 'shared prefix, then a'.length);
+    tree.removeTenant('w1');
+    tree.removeTenant('w2');
+    expect(tree.size).toBe(0);
+    expect(tree.nodeCount).toBe(1);
+  });
+
+  it('shrink(ratio) cuts every tenant to that share of its size, oldest leaves first', () => {
+    const tree = textTree();
+    const prompts = [0, 1, 2, 3].map((i) => `prompt ${i} `.repeat(5));
+    for (const p of prompts) route(tree, p, 'w1');
+    route(tree, prompts[0]!, 'w2');
+    const w1 = tree.sizeOf('w1');
+    const w2 = tree.sizeOf('w2');
+
+    const evicted = tree.shrink(0.5);
+
+    expect(tree.sizeOf('w1')).toBeLessThanOrEqual(Math.floor(w1 / 2));
+    expect(tree.sizeOf('w2')).toBeLessThanOrEqual(Math.floor(w2 / 2));
+    expect(evicted).toBe(w1 + w2 - tree.size);
+    expect(holders(tree, prompts[3]!)).toEqual(['w1']); // the newest of w1 stays
+    const rest = tree.size;
+    expect(tree.shrink(0)).toBe(rest);
+    expect(tree.nodeCount).toBe(1);
+  });
+
   it('a tenant evicted to nothing can come back', () => {
     const tree = textTree();
     route(tree, 'abc', 'w1');

@@ -291,6 +291,41 @@ describe('cache_aware: failures and removal', () => {
   });
 });
 
+describe('cache_aware: odd candidate lists', () => {
+  it('[a, {}, 3, null, b], holes and undefined entries, with text and with tokens: a hit still follows its prefix', async () => {
+    const { workers } = await fleet(2);
+    const [a, b] = workers as [Worker, Worker];
+    // biome-ignore lint/suspicious/noSparseArray: a list with a hole is the case under test
+    const sparse = [a, , b] as Worker[];
+    const lists = [[a, {}, 3, null, b], sparse, [undefined, a, undefined, b]] as Worker[][];
+    const policy = createPolicy('cache_aware');
+    const tokens = Array.from({ length: 64 }, (_, i) => i);
+
+    for (const list of lists) {
+      for (const request of [{ text: essay(30 + lists.indexOf(list)) }, { tokens, model: 'm' }]) {
+        const first = policy.select(list, request);
+        expect([a, b]).toContain(first);
+        expect(policy.select(list, request)).toBe(first);
+      }
+    }
+    expect(policy.stats().reasons.stale_match).toBe(0);
+  });
+
+  it('an object carrying a worker’s URL is not that worker: the match still goes to the real one', async () => {
+    const { workers } = await fleet(2);
+    const [a, b] = workers as [Worker, Worker];
+    const impostor = { url: a.url, id: a.id, load: 0 };
+    const list = [impostor, a, b] as unknown as Worker[];
+    const policy = createPolicy('cache_aware');
+    const text = essay(33);
+    expect(policy.select(list, { text })).toBe(a);
+
+    expect(policy.select(list, { text })).toBe(a);
+
+    expect(policy.stats().reasons).toMatchObject({ cache_hit: 1, stale_match: 0 });
+  });
+});
+
 describe('cache_aware: token requests', () => {
   const tokens = (seed: number, n: number) =>
     Array.from({ length: n }, (_, i) => (seed * 1000 + i) % 50_000);
@@ -485,6 +520,7 @@ describe('cache_aware: eviction and lifecycle', () => {
         event_overlap: 0,
         holder_overloaded: 0,
       },
+      totalSize: 0,
       trees: [],
       eventModels: [],
     });

@@ -119,6 +119,16 @@ describe('prefix_hash', () => {
     expect(odd).toBe(zeros);
   });
 
+  it('reads bigint, string and missing token values as 0 without throwing', async () => {
+    const { workers } = await fleetOf(4);
+    const policy = createPolicy('prefix_hash');
+    const odd = [3n, 'x', null, undefined, 7] as unknown as number[];
+
+    expect(policy.select(workers, { tokens: odd })).toBe(
+      policy.select(workers, { tokens: [0, 0, 0, 0, 7] }),
+    );
+  });
+
   it('keeps every in-flight count within ceil(1.25 × mean + 1) over 10,000 requests with random completions', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -187,6 +197,27 @@ describe('prefix_hash', () => {
 
     expect(child).toEqual(here);
     expect(again).toEqual(here);
+  });
+});
+
+describe('prefix_hash on odd candidate lists', () => {
+  it('skips holes, undefined, null, plain objects and numbers: the same pick as the workers alone, never a throw', async () => {
+    const { registry } = await registryFleet(3);
+    const [a, b, c] = registry.getByModel('m') as [Worker, Worker, Worker];
+    // A list built from ids after a removal: `registry.get(id)` is undefined for the removed one.
+    const ids = [a.id, 'worker-gone', b.id, c.id];
+    const fromIds = ids.map((id) => registry.get(id)) as Worker[];
+    // biome-ignore lint/suspicious/noSparseArray: a list with a hole is the case under test
+    const sparse = [a, , b, c] as Worker[];
+    const mixed = [a, {}, 3, null, b, c] as unknown as Worker[];
+    const policy = createPolicy('prefix_hash');
+
+    const lists = [fromIds, sparse, mixed, [a, undefined, b, c] as Worker[]];
+    for (const request of [{ text: 'hello' }, { tokens: tokens(64, 3) }]) {
+      const expected = policy.select([a, b, c], request);
+      for (const list of lists) expect(policy.select(list, request)).toBe(expected);
+    }
+    for (const list of lists) expect([a, b, c]).toContain(policy.select(list, {}));
   });
 });
 

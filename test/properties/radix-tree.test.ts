@@ -1,7 +1,8 @@
 /**
- * Properties of the approximate radix tree for both key kinds: tenant sizes, eviction
- * bounds, matches against a brute-force model, match-and-insert, tenant removal, and the
- * structural invariants after every operation of random interleavings.
+ * Properties of the approximate radix tree for both key kinds: tenant sizes and the tree's
+ * total size, eviction bounds (`evict`, `evictAll`, `shrink`), matches against a brute-force
+ * model, match-and-insert, tenant removal, and the structural invariants after every operation
+ * of random interleavings.
  *
  * Keys come from a small pool and are cut and extended from it, over tiny alphabets, so prefixes
  * are shared, token pages collide on their first token (sibling chains), pages are left partial,
@@ -207,6 +208,10 @@ function checkInvariants<K, L>(tree: RadixTree<K, L>, kind: Kind<K, L>): void {
   expect(tree.nodeCount, 'nodeCount equals a recount').toBe(count);
   const stats = tree.tenantStats();
   expect(tree.tenantCount).toBe(stats.length);
+  expect(tree.size, 'size is the sum of the tenant sizes').toBe(
+    stats.reduce((sum, s) => sum + s.size, 0),
+  );
+  expect(tree.size === 0, 'size is 0 exactly when the tree is empty').toBe(count === 1);
   for (const s of stats) {
     const id = tree.idOf(s.tenant);
     expect(id, `${s.tenant} has an id`).toBeGreaterThanOrEqual(0);
@@ -247,6 +252,7 @@ type Op<K> =
   | { readonly op: 'match'; readonly key: K }
   | { readonly op: 'evict'; readonly tenant: string; readonly max: number }
   | { readonly op: 'evictAll'; readonly max: number }
+  | { readonly op: 'shrink'; readonly ratio: number }
   | { readonly op: 'remove'; readonly tenant: string };
 
 type OpName = Op<unknown>['op'];
@@ -283,6 +289,7 @@ function opsArb<K, L>(
     | { op: 'match'; ref: KeyRef<K> }
     | { op: 'evict'; tenant: string; max: number }
     | { op: 'evictAll'; max: number }
+    | { op: 'shrink'; ratio: number }
     | { op: 'remove'; tenant: string };
   const choices: fc.WeightedArbitrary<Raw>[] = [];
   const add = (name: OpName, arb: fc.Arbitrary<Raw>): void => {
@@ -294,6 +301,13 @@ function opsArb<K, L>(
   add('match', fc.record({ op: fc.constant('match' as const), ref }));
   add('evict', fc.record({ op: fc.constant('evict' as const), tenant, max }));
   add('evictAll', fc.record({ op: fc.constant('evictAll' as const), max }));
+  add(
+    'shrink',
+    fc.record({
+      op: fc.constant('shrink' as const),
+      ratio: fc.oneof(fc.constantFrom(0, 1), fc.double({ min: 0, max: 1, noNaN: true })),
+    }),
+  );
   add('remove', fc.record({ op: fc.constant('remove' as const), tenant }));
   return fc
     .tuple(
@@ -371,6 +385,22 @@ function replay<K, L>(
           total += size - tree.sizeOf(t);
         }
         expect(evicted, 'evictAll returns the units evicted').toBe(total);
+        forgetful ||= evicted > 0;
+        break;
+      }
+      case 'shrink': {
+        const before = sizesOf(tree);
+        const total = tree.size;
+        const lrus = [...before.keys()].map((t) => lruSnapshot(tree, t));
+        const evicted = tree.shrink(op.ratio);
+        for (const lru of lrus) lru();
+        for (const [t, size] of before) {
+          expect(tree.sizeOf(t), `shrink(${op.ratio}) scales ${t}`).toBeLessThanOrEqual(
+            Math.floor(size * op.ratio),
+          );
+        }
+        expect(evicted, 'shrink returns the units evicted').toBe(total - tree.size);
+        expect(tree.size).toBeLessThanOrEqual(total * op.ratio);
         forgetful ||= evicted > 0;
         break;
       }
@@ -484,9 +514,9 @@ function properties<K, L>(kind: Kind<K, L>): void {
       );
     });
 
-    it('(b) evict and evictAll bound every tenant by max, evicting oldest leaves first', () => {
+    it('(b) evict, evictAll and shrink bound every tenant, evicting oldest leaves first', () => {
       fc.assert(
-        fc.property(opsArb(kind, { route: 6, evict: 2, evictAll: 1 }), (ops) => {
+        fc.property(opsArb(kind, { route: 6, evict: 2, evictAll: 1, shrink: 1 }), (ops) => {
           replay(kind, ops);
         }),
         runs(300, 2000),
@@ -548,7 +578,7 @@ function properties<K, L>(kind: Kind<K, L>): void {
     it('(f) interleavings that match before each insert keep every invariant', () => {
       fc.assert(
         fc.property(
-          opsArb(kind, { route: 6, match: 3, evict: 2, evictAll: 1, remove: 1 }, 60),
+          opsArb(kind, { route: 6, match: 3, evict: 2, evictAll: 1, shrink: 1, remove: 1 }, 60),
           (ops) => {
             replay(kind, ops);
           },
@@ -560,7 +590,11 @@ function properties<K, L>(kind: Kind<K, L>): void {
     it('(f) free interleavings (insert without its own match) keep every invariant', () => {
       fc.assert(
         fc.property(
-          opsArb(kind, { route: 3, insert: 3, match: 3, evict: 2, evictAll: 1, remove: 1 }, 60),
+          opsArb(
+            kind,
+            { route: 3, insert: 3, match: 3, evict: 2, evictAll: 1, shrink: 1, remove: 1 },
+            60,
+          ),
           (ops) => {
             replay(kind, ops);
           },

@@ -232,15 +232,19 @@ export class CacheAwareScan {
     return true;
   }
 
-  /** URL → position for a candidate list, built once per list (O(n)). */
+  /**
+   * URL → first position of a worker with it in a candidate list, built once per list (O(n)).
+   * Entries that are not workers are left out, so a foreign object with a worker's URL can never
+   * stand in for it.
+   */
   #indexOf(workers: readonly Worker[]): Map<string, number> {
     if (workers === this.#lastList && this.#lastIndex !== undefined) return this.#lastIndex;
     let index = this.#indexes.get(workers);
     if (index === undefined) {
       index = new Map();
       for (let i = workers.length - 1; i >= 0; i--) {
-        const url = (workers[i] as { url?: unknown } | undefined)?.url;
-        if (typeof url === 'string') index.set(url, i);
+        const worker = workers[i];
+        if (worker instanceof Worker) index.set(worker.url, i);
       }
       this.#indexes.set(workers, index);
     }

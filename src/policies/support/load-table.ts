@@ -5,7 +5,7 @@
  * @internal
  */
 import type { Clock } from '../../resilience/clock.js';
-import type { Worker } from '../../workers/worker.js';
+import { Worker } from '../../workers/worker.js';
 import type { LoadReport } from '../policy.js';
 
 /** @internal A sanitised report: absent or invalid fields are `NaN`. */
@@ -110,10 +110,11 @@ export class LoadTable {
   }
 
   /**
-   * The reports of `workers` in list order (`undefined` where a worker has none; freshness is
-   * still the caller's check), so a hot path reads a candidate's report by its index instead of
-   * hashing its URL. Rebuilt once per list and table version: O(n) after each update, O(1)
-   * otherwise. Keep passing the same list object (the registry's arrays are).
+   * The reports of `workers` in list order (`undefined` where a worker has none or an entry is
+   * not a worker; freshness is still the caller's check), so a hot path reads a candidate's
+   * report by its index instead of hashing its URL. Rebuilt once per list and table version: O(n)
+   * after each update, O(1) otherwise. Keep passing the same list object (the registry's arrays
+   * are).
    */
   alignedTo(workers: readonly Worker[]): readonly (StoredLoad | undefined)[] {
     let entry = workers === this.#lastList ? this.#lastAligned : this.#aligned.get(workers);
@@ -121,8 +122,8 @@ export class LoadTable {
       const reports = entry?.reports ?? [];
       reports.length = workers.length;
       for (let i = 0; i < workers.length; i++) {
-        const url = (workers[i] as { url?: unknown } | undefined)?.url;
-        reports[i] = typeof url === 'string' ? this.#reports.get(url) : undefined;
+        const worker = workers[i];
+        reports[i] = worker instanceof Worker ? this.#reports.get(worker.url) : undefined;
       }
       if (entry === undefined) {
         entry = { version: this.#version, reports };

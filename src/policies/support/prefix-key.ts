@@ -42,9 +42,10 @@ export class PrefixKey {
       }
       const words = this.#words;
       for (let i = 0; i < count; i++) {
-        const t = tokens[i] as number;
-        // A token id is an unsigned 32-bit integer; anything else (NaN, 1.5, -3, 2⁴⁰) reads as 0.
-        words[i] = t >>> 0 === t ? t : 0;
+        const t: unknown = tokens[i];
+        // A token id is an unsigned 32-bit integer; anything else (NaN, 1.5, -3, 2⁴⁰, a bigint, a
+        // string, a hole) reads as 0 — `>>>` would throw on a bigint or a symbol.
+        words[i] = typeof t === 'number' && t >>> 0 === t ? t : 0;
       }
       let view = this.#views[count];
       if (view === undefined) {
