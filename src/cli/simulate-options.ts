@@ -92,7 +92,8 @@ Fleet
   --cache-tokens <n|inf>    prefix cache per worker, tokens (262144)
 
 Routing
-  --policies <a,b,...>      policies to compare (all but passthrough)
+  --policies <a,b,...>      policies to compare (all but passthrough, which always picks the
+                            first available worker in list order)
   --routers <n>             independent routers sharing the fleet, round-robin (1)
   --poll-ms <ms>            simulated ms between load reports to the policies (10000; 0 = none)
 
@@ -101,7 +102,8 @@ Arrivals
   --load <f>                poisson: offered load as a share of capacity (0.8)
   --rate <req/s>            poisson: explicit rate (instead of --load)
   --concurrency <n>         closed: requests in flight (64)
-  --speedup <x>             trace: replay x times faster (1)
+  --speedup <x>             trace: replay x times faster (1); timestamps are rebased so the
+                            first arrival is at 0 (the table says by how much)
 
 Output
   --seed <n>                seed of the workload, arrivals and policies (1)

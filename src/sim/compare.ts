@@ -11,12 +11,20 @@ import { fleetCapacity } from './capacity.js';
 import { ceilingHitRate } from './ceiling.js';
 import type { FleetModelOptions } from './fleet-model.js';
 import type { Comparison, PolicyRun } from './result.js';
-import { readWorkload, resolveFleetModel, type SimulationOptions, simulate } from './simulation.js';
+import { simulateResolved } from './simulation.js';
+import {
+  resolveArrivals,
+  resolveFleetModel,
+  resolveSimulationOptions,
+  type SimulationOptions,
+} from './simulation-options.js';
 import type { Workload } from './workload.js';
+import { readWorkload } from './workload-check.js';
 
 /**
- * The policies compared by default: every policy that routes ordinary traffic (`passthrough`
- * only follows an explicit target header, so it is left out).
+ * The policies compared by default: every policy but `passthrough`, which always picks the first
+ * available worker in list order (it reads neither the request nor its headers), so on a fleet
+ * of equal workers it sends everything to one of them.
  *
  * @public
  */
@@ -59,12 +67,18 @@ export interface CompareOptions {
 }
 
 /**
- * Runs each policy through {@link simulate} on the same workload, fleet, arrivals and seed, and
+ * Runs each policy through `simulate` on the same workload, fleet, arrivals and seed, and
  * computes the ceiling hit rate and the fleet's capacity.
  *
+ * Every option — the workload completely (as `simulate` checks it), and each policy's
+ * configuration — is checked before the first policy runs, so a mistake fails at once rather
+ * than after several simulations. Every router a run builds is closed however it ends.
+ *
  * @returns the {@link Comparison}, runs in the order of `policies`.
- * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for an invalid option (naming it).
- * Cost: one simulation per policy.
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for an invalid option or a malformed
+ *   workload, naming it; an error thrown by `onProgress`, as is.
+ * Cost: one workload check (O(requests + prompt tokens)), the ceiling (O(prompt tokens)), then
+ * one simulation per policy.
  * @public
  */
 export async function comparePolicies(options: CompareOptions): Promise<Comparison> {
@@ -80,20 +94,23 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     }
   }
   const fleet = resolveFleetModel(o.fleet as FleetModelOptions | undefined);
+  const load = readNumber('load', o.load, 0.8, 1e-6, 100);
+  const configs = readObject('policyConfigs', o.policyConfigs);
+  if (o.onProgress !== undefined && typeof o.onProgress !== 'function') {
+    fail('onProgress', 'a function', o.onProgress);
+  }
   const ceiling = ceilingHitRate(workload, fleet.blockSize);
   const capacity = fleetCapacity(workload, fleet, ceiling);
-  const load = readNumber('load', o.load, 0.8, 1e-6, 100);
   const traced =
     workload.requests.length > 0 && workload.requests.every((r) => r.timestamp !== undefined);
   const arrivals: ArrivalProcess =
-    (o.arrivals as ArrivalProcess | undefined) ??
-    (traced
-      ? { kind: 'trace' }
-      : { kind: 'poisson', ratePerSecond: Math.max(1e-6, load * capacity) });
-  const configs = readObject('policyConfigs', o.policyConfigs);
+    o.arrivals === undefined
+      ? traced
+        ? { kind: 'trace' }
+        : { kind: 'poisson', ratePerSecond: Math.max(1e-6, load * capacity) }
+      : resolveArrivals(o.arrivals);
   const onProgress = o.onProgress as CompareOptions['onProgress'];
-  const runs: PolicyRun[] = [];
-  for (const policy of policies) {
+  const plans = policies.map((policy) => {
     const simulation: SimulationOptions = {
       workload,
       policy,
@@ -109,9 +126,12 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
         ? {}
         : { onProgress: (done: number, total: number) => onProgress(policy, done, total) }),
     };
-    runs.push(await simulate(simulation));
-  }
-  const describe = describeArrivals(arrivals);
+    return resolveSimulationOptions(simulation, true);
+  });
+  const runs: PolicyRun[] = [];
+  for (const plan of plans) runs.push(await simulateResolved(plan));
+  const timestampOffsetMs = runs[0]?.timestampOffsetMs ?? 0;
+  const describe = rebased(describeArrivals(arrivals), timestampOffsetMs);
   return {
     workload: {
       name: workload.name,
@@ -124,10 +144,20 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
       o.arrivals === undefined && !traced
         ? `${describe} (${Math.round(load * 100)} % of capacity)`
         : describe,
+    timestampOffsetMs,
     routers: (o.routers as number | undefined) ?? 1,
     seed: (o.seed as number | undefined) ?? 1,
     ceiling,
     capacity,
     runs,
   };
+}
+
+/** `description` of trace arrivals, saying which offset the rebasing removed (when any). */
+function rebased(description: string, offsetMs: number): string {
+  if (offsetMs === 0) return description;
+  const shown = Number.isInteger(offsetMs)
+    ? offsetMs.toLocaleString('en-US')
+    : offsetMs.toLocaleString('en-US', { maximumFractionDigits: 3 });
+  return `${description}, rebased: ${shown} ms subtracted (first arrival at 0)`;
 }

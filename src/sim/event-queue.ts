@@ -38,6 +38,11 @@ export class EventQueue {
     heap[i] = event;
   }
 
+  /** The earliest event, left in the queue (`undefined` when empty). O(1). */
+  peek(): SimEvent | undefined {
+    return this.#heap[0];
+  }
+
   /** Removes and returns the earliest event. O(log n). */
   pop(): SimEvent | undefined {
     const heap = this.#heap;

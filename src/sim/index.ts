@@ -19,8 +19,9 @@ export { SeededRandom } from './random.js';
 export type { HtmlReportOptions } from './report/index.js';
 export { renderHtmlReport } from './report/index.js';
 export type { Comparison, Percentiles, PolicyRun } from './result.js';
-export type { SimulationOptions } from './simulation.js';
-export { resolveFleetModel, simulate } from './simulation.js';
+export { simulate } from './simulation.js';
+export type { SimulationOptions } from './simulation-options.js';
+export { resolveFleetModel } from './simulation-options.js';
 export { formatComparison } from './text-table.js';
 export type { SimRequest, Workload } from './workload.js';
 export type {

@@ -59,6 +59,18 @@ export interface PolicyRun {
     readonly intervalMs: number;
     readonly inFlight: readonly (readonly number[])[];
   };
+  /**
+   * Events the simulation processed: arrivals, engine steps, load polls and timeline samples.
+   * This is what a run costs; it grows with requests and engine steps, not with idle simulated
+   * time (polls and samples skip the stretches where no request is in flight).
+   */
+  readonly eventsProcessed: number;
+  /**
+   * For trace arrivals: the earliest request `timestamp` (ms, on the trace's clock), subtracted
+   * from every timestamp before the speedup so that the first arrival is at simulated time 0.
+   * 0 for the other arrival processes and for a trace that starts at 0.
+   */
+  readonly timestampOffsetMs: number;
 }
 
 /**
@@ -74,8 +86,13 @@ export interface Comparison {
     readonly parameters: Readonly<Record<string, number | string>>;
   };
   readonly fleet: FleetModel;
-  /** How requests arrive, in words (`Poisson, 57.3 req/s (80 % of capacity)`). */
+  /**
+   * How requests arrive, in words (`Poisson, 57.3 req/s (80 % of capacity)`); for a trace
+   * that does not start at 0, it says which offset was subtracted.
+   */
   readonly arrivals: string;
+  /** The offset subtracted from the trace timestamps (see {@link PolicyRun.timestampOffsetMs}). */
+  readonly timestampOffsetMs: number;
   /** Independent routers sharing the fleet (requests spread over them round-robin). */
   readonly routers: number;
   readonly seed: number;

@@ -3,7 +3,7 @@
  * exit code 2).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -123,10 +123,46 @@ describe('fleetroute simulate', () => {
     expect(stderr).toMatch(message);
   });
 
+  it('a trace at epoch-ms timestamps is rebased to 0, and the table and the JSON say by how much', async () => {
+    const start = 1_700_000_000_000;
+    const lines = [0, 1_000, 3_600_000, 7_200_000].map((at, i) =>
+      JSON.stringify({
+        timestamp: start + at,
+        input_length: 600,
+        output_length: 4,
+        hash_ids: [1, 10 + i],
+      }),
+    );
+    await writeFile(join(dir, 'epoch.jsonl'), `${lines.join('\n')}\n`);
+    const { code, stdout } = await cli(
+      'simulate',
+      '--trace',
+      join(dir, 'epoch.jsonl'),
+      '--policies',
+      'least_load',
+      '--no-report',
+      '--json',
+      'out.json',
+      '--quiet',
+    );
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /^arrivals {2}trace timestamps, rebased: 1,700,000,000,000 ms subtracted \(first arrival at 0\), seed 1$/m,
+    );
+    const json = JSON.parse(await readFile(join(dir, 'out.json'), 'utf8'));
+    expect(json.timestampOffsetMs).toBe(start);
+    expect(json.runs[0].timestampOffsetMs).toBe(start);
+    expect(json.runs[0].eventsProcessed).toBeLessThan(200);
+  }, 10_000);
+
   it('--help prints the options; an unknown command is exit code 2', async () => {
     const help = await cli('simulate', '--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('--policies');
+    expect(help.stdout).toContain(
+      'all but passthrough, which always picks the\n                            first available worker in list order',
+    );
+    expect(help.stdout).not.toMatch(/explicit target/);
     const unknown = await cli('route');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown command 'route'/);

@@ -45,6 +45,8 @@ export function run(
       intervalMs: shape.intervalMs ?? 100,
       inFlight: timeline(workers, shape.samples ?? 50, seed),
     },
+    eventsProcessed: 12_000 + seed,
+    timestampOffsetMs: 0,
     ...overrides,
   };
 }
@@ -63,6 +65,7 @@ export function comparison(
     },
     fleet: { ...DEFAULT_FLEET_MODEL, workers: runs[0]?.load.perWorker.length ?? 4 },
     arrivals: 'Poisson, 57.3 req/s (80 % of capacity)',
+    timestampOffsetMs: 0,
     routers: 1,
     seed: 42,
     ceiling: 0.882,

@@ -1,0 +1,101 @@
+/**
+ * The routing side of a simulation: K real `Router`s, each over its own `WorkerRegistry` of the
+ * simulated workers and its own policy, and the guarantee that all of them are closed however
+ * the run ends.
+ *
+ * @module
+ * @internal
+ */
+import { createPolicy } from '../policies/create-policy.js';
+import type { Policy } from '../policies/policy.js';
+import { WorkerRegistry } from '../registry/worker-registry.js';
+import { Router } from '../router/router.js';
+import { policyConfigOf, type ResolvedSimulationOptions } from './simulation-options.js';
+
+/** @internal One router with its policy. */
+export interface RouterSide {
+  readonly router: Router;
+  readonly policy: Policy;
+}
+
+/**
+ * @internal The routers of one run. Everything {@link SimRouters.open} builds is recorded as soon
+ * as it exists, so {@link SimRouters.close} closes it even when `open` failed halfway.
+ */
+export class SimRouters {
+  readonly #sides: RouterSide[] = [];
+  readonly #registries: WorkerRegistry[] = [];
+  readonly #policies: Policy[] = [];
+
+  /** The routers built so far, in order (requests go to them round-robin). */
+  get sides(): readonly RouterSide[] {
+    return this.#sides;
+  }
+
+  /** Every router's policy, in router order. */
+  get policies(): readonly Policy[] {
+    return this.#policies;
+  }
+
+  /**
+   * Builds `o.routers` routers, each over a registry of `urls` (every worker `ready`, health
+   * checks and load polling off), with the policy `o.policy` reading `clock`.
+   *
+   * @throws what a registry, policy or router constructor throws; what was built stays
+   *   recorded for {@link SimRouters.close}. Cost: O(routers × workers).
+   */
+  async open(
+    o: ResolvedSimulationOptions,
+    urls: readonly string[],
+    clock: () => number,
+  ): Promise<void> {
+    for (let k = 0; k < o.routers; k++) {
+      const registry = await WorkerRegistry.create({ defaultStatus: 'ready', clock });
+      this.#registries.push(registry);
+      for (const url of urls) await registry.register({ url });
+      const policy = createPolicy(o.policy, policyConfigOf(o, k, clock) as never) as Policy;
+      let router: Router;
+      try {
+        router = new Router({
+          registry,
+          transport: { probe: async () => true },
+          policy,
+          health: false,
+          loadPolling: false,
+          reportLeakedLeases: false,
+        });
+      } catch (error) {
+        policy.close?.();
+        throw error;
+      }
+      this.#sides.push({ router, policy });
+      this.#policies.push(policy);
+      router.start();
+    }
+  }
+
+  /**
+   * Closes every router (and with it its policy), then every registry, even when one of them
+   * fails to close.
+   *
+   * @throws the first error a close threw, once all have been tried. Cost: O(routers).
+   */
+  async close(): Promise<void> {
+    let failure: { readonly error: unknown } | undefined;
+    for (const side of this.#sides) {
+      try {
+        await side.router.close();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    for (const registry of this.#registries) {
+      try {
+        registry.close();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure !== undefined) throw failure.error;
+  }
+}

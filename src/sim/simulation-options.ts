@@ -1,0 +1,195 @@
+/**
+ * The options of `simulate`, and the one place that checks them and fills in their defaults.
+ *
+ * @module
+ */
+import { fail, readBoolean, readInteger, readNumber, readObject } from '../core/options.js';
+import { createPolicy } from '../policies/create-policy.js';
+import { POLICY_NAMES, type Policy, type PolicyName } from '../policies/policy.js';
+import type { ArrivalProcess } from './arrivals.js';
+import { DEFAULT_FLEET_MODEL, type FleetModel, type FleetModelOptions } from './fleet-model.js';
+import type { Workload } from './workload.js';
+import { readWorkload } from './workload-check.js';
+
+/**
+ * Options of `simulate`.
+ *
+ * @public
+ */
+export interface SimulationOptions {
+  /**
+   * The requests to replay. Checked completely before anything is built (see `simulate`); it
+   * must not change during the run.
+   */
+  readonly workload: Workload;
+  /** The policy under test, built with `createPolicy(policy, policyConfig)` per router. */
+  readonly policy: PolicyName;
+  /** The policy's configuration (its `clock` and `seed` are set by the simulator). */
+  readonly policyConfig?: Readonly<Record<string, unknown>>;
+  /** The fleet; unspecified fields take {@link DEFAULT_FLEET_MODEL}'s values. */
+  readonly fleet?: FleetModelOptions;
+  /** @defaultValue `{ kind: 'all_at_once' }` */
+  readonly arrivals?: ArrivalProcess;
+  /**
+   * Independent routers sharing the fleet, each with its own registry and policy state;
+   * requests are spread over them round-robin. @defaultValue 1
+   */
+  readonly routers?: number;
+  /** Seeds arrivals and every policy's random choices. @defaultValue 1 */
+  readonly seed?: number;
+  /**
+   * Simulated ms between load reports to the policies (`policy.updateLoads`), as a router's load
+   * polling would deliver them, at every multiple of the interval from time 0; 0 sends none.
+   * While the fleet is idle only the last report before the next arrival is delivered (the
+   * skipped ones would be identical), so idle time costs nothing. @defaultValue 10,000
+   */
+  readonly loadPollIntervalMs?: number;
+  /**
+   * Simulated ms between timeline samples (doubled as needed to keep ≤ 1,000 samples). Samples
+   * that fall while the fleet is idle are recorded as 0 without an event each. @defaultValue 250
+   */
+  readonly sampleIntervalMs?: number;
+  /** Measure routing precision (costs one cache walk per worker per request). @defaultValue true */
+  readonly precision?: boolean;
+  /**
+   * Called as requests complete (about 100 times per run). An error it throws ends the run
+   * (every router is closed) and is rethrown as is.
+   */
+  readonly onProgress?: (completed: number, total: number) => void;
+}
+
+/** @internal {@link SimulationOptions} checked, with every default filled in. */
+export interface ResolvedSimulationOptions {
+  readonly workload: Workload;
+  readonly policy: PolicyName;
+  readonly policyConfig: Readonly<Record<string, unknown>>;
+  readonly fleet: FleetModel;
+  readonly arrivals: ArrivalProcess;
+  readonly routers: number;
+  readonly seed: number;
+  readonly loadPollIntervalMs: number;
+  readonly sampleIntervalMs: number;
+  readonly precision: boolean;
+  readonly onProgress: ((completed: number, total: number) => void) | undefined;
+}
+
+/**
+ * @internal Checks every option of `simulate` — the workload completely (unless
+ * `workloadChecked`, when the caller has just checked it), and the policy's configuration by
+ * building the policy once and closing it — and fills in the defaults.
+ *
+ * @returns the resolved options (nothing has been built that stays open).
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming the first bad option.
+ * Cost: O(requests + prompt tokens) for the workload check, plus one policy construction.
+ */
+export function resolveSimulationOptions(
+  options: SimulationOptions,
+  workloadChecked = false,
+): ResolvedSimulationOptions {
+  const o = readObject('simulate options', options);
+  const workload = workloadChecked ? (o.workload as Workload) : readWorkload(o.workload);
+  if (!(POLICY_NAMES as readonly unknown[]).includes(o.policy)) {
+    fail('policy', `one of ${POLICY_NAMES.join(', ')}`, o.policy);
+  }
+  if (o.onProgress !== undefined && typeof o.onProgress !== 'function') {
+    fail('onProgress', 'a function', o.onProgress);
+  }
+  const resolved: ResolvedSimulationOptions = {
+    workload,
+    policy: o.policy as PolicyName,
+    policyConfig: readObject('policyConfig', o.policyConfig),
+    fleet: readFleetModel(o.fleet),
+    arrivals: resolveArrivals(o.arrivals),
+    routers: readInteger('routers', o.routers, 1, 1, 1_024),
+    seed: readInteger('seed', o.seed, 1, 0, 0xffff_ffff),
+    loadPollIntervalMs: readNumber('loadPollIntervalMs', o.loadPollIntervalMs, 10_000, 0, 1e9),
+    sampleIntervalMs: readNumber('sampleIntervalMs', o.sampleIntervalMs, 250, 1, 1e9),
+    precision: readBoolean('precision', o.precision, true),
+    onProgress: o.onProgress as ResolvedSimulationOptions['onProgress'],
+  };
+  (createPolicy(resolved.policy, policyConfigOf(resolved, 0) as never) as Policy).close?.();
+  return resolved;
+}
+
+/** @internal The configuration router `k` builds its policy with: the user's, plus clock and seed. */
+export function policyConfigOf(
+  o: ResolvedSimulationOptions,
+  k: number,
+  clock: () => number = () => 0,
+): Record<string, unknown> {
+  return { ...o.policyConfig, clock, seed: (o.seed * 1_000_003 + k) >>> 0 };
+}
+
+/**
+ * The fleet model with defaults filled in and every field checked.
+ *
+ * @returns a frozen {@link FleetModel}.
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming the field (an unknown field too).
+ * Cost: O(fields).
+ * @public
+ */
+export function resolveFleetModel(options?: FleetModelOptions): FleetModel {
+  return readFleetModel(options);
+}
+
+function readFleetModel(options: unknown): FleetModel {
+  const o = readObject('fleet', options);
+  const d = DEFAULT_FLEET_MODEL;
+  for (const key of Object.keys(o)) {
+    if (!Object.hasOwn(d, key)) fail(`fleet.${key}`, 'not an option', o[key]);
+  }
+  const cacheTokens =
+    o.cacheTokens === Number.POSITIVE_INFINITY
+      ? Number.POSITIVE_INFINITY
+      : readInteger('fleet.cacheTokens', o.cacheTokens, d.cacheTokens, 1, 1e12);
+  return Object.freeze({
+    workers: readInteger('fleet.workers', o.workers, d.workers, 1, 4_096),
+    cacheTokens,
+    blockSize: readInteger('fleet.blockSize', o.blockSize, d.blockSize, 1, 4_096),
+    prefillTokensPerSecond: readNumber(
+      'fleet.prefillTokensPerSecond',
+      o.prefillTokensPerSecond,
+      d.prefillTokensPerSecond,
+      1,
+      1e9,
+    ),
+    decodeStepMs: readNumber('fleet.decodeStepMs', o.decodeStepMs, d.decodeStepMs, 0, 1e6),
+    decodeStepPerRequestMs: readNumber(
+      'fleet.decodeStepPerRequestMs',
+      o.decodeStepPerRequestMs,
+      d.decodeStepPerRequestMs,
+      0,
+      1e6,
+    ),
+    maxRunning: readInteger('fleet.maxRunning', o.maxRunning, d.maxRunning, 1, 1_000_000),
+    maxBatchTokens: readInteger('fleet.maxBatchTokens', o.maxBatchTokens, d.maxBatchTokens, 1, 1e9),
+  });
+}
+
+/**
+ * @internal `value` as an {@link ArrivalProcess} (`{ kind: 'all_at_once' }` when undefined).
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming the bad field.
+ */
+export function resolveArrivals(value: unknown): ArrivalProcess {
+  if (value === undefined) return { kind: 'all_at_once' };
+  const o = readObject('arrivals', value);
+  switch (o.kind) {
+    case 'all_at_once':
+      return { kind: 'all_at_once' };
+    case 'poisson':
+      if (o.ratePerSecond === undefined) fail('arrivals.ratePerSecond', 'a rate', undefined);
+      return {
+        kind: 'poisson',
+        ratePerSecond: readNumber('arrivals.ratePerSecond', o.ratePerSecond, Number.NaN, 1e-9, 1e9),
+      };
+    case 'closed_loop':
+      return {
+        kind: 'closed_loop',
+        concurrency: readInteger('arrivals.concurrency', o.concurrency, 1, 1, 1e9),
+      };
+    case 'trace':
+      return { kind: 'trace', speedup: readNumber('arrivals.speedup', o.speedup, 1, 1e-9, 1e9) };
+    default:
+      return fail('arrivals.kind', "'all_at_once', 'poisson', 'closed_loop' or 'trace'", o.kind);
+  }
+}

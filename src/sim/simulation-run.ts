@@ -1,0 +1,303 @@
+/**
+ * One run of `simulate`: the event loop over simulated time, the engines of the fleet, and what
+ * is measured along the way.
+ *
+ * @module
+ * @internal
+ */
+import { FleetRouteError } from '../core/errors.js';
+import type { WorkerLease } from '../workers/lease.js';
+import { ArrivalSchedule } from './arrival-schedule.js';
+import { blockKeys } from './block-keys.js';
+import { Engine, type EngineHooks, type Job } from './engine.js';
+import { EventQueue } from './event-queue.js';
+import { deliverLoads, LoadPolls } from './load-polls.js';
+import { percentiles, spread } from './metrics.js';
+import type { PolicyRun } from './result.js';
+import type { RouterSide, SimRouters } from './sim-routers.js';
+import type { ResolvedSimulationOptions } from './simulation-options.js';
+import { Timeline } from './timeline.js';
+import { promptOf } from './workload-check.js';
+
+/** Event kinds. Scheduled arrivals are not queued: {@link ArrivalSchedule} holds them. */
+const RELEASE = 0;
+const STEP = 1;
+const POLL = 2;
+const SAMPLE = 3;
+
+/**
+ * @internal The state of one run. Events are taken in time order (ties: scheduled arrivals
+ * first, then queued events in the order they were queued), so a run is a pure function of its
+ * options. Nothing is visited at times when nothing happens: load polls and timeline samples
+ * skip the idle stretches of the fleet (see {@link LoadPolls} and {@link Timeline}), so the cost
+ * grows with requests and engine steps, not with the span of simulated time.
+ */
+export class SimulationRun {
+  /** Reads the simulated time; give it to every policy and registry of the run. */
+  readonly clock = (): number => this.#now;
+  readonly urls: readonly string[];
+  readonly #o: ResolvedSimulationOptions;
+  readonly #total: number;
+  readonly #workerOf: ReadonlyMap<string, number>;
+  readonly #engines: Engine[] = [];
+  readonly #queue = new EventQueue();
+  readonly #schedule: ArrivalSchedule;
+  readonly #polls: LoadPolls | undefined;
+  readonly #timeline: Timeline;
+  #sides: readonly RouterSide[] = [];
+  #now = 0;
+  #events = 0;
+  /** Requests on a worker (waiting or running); released requests queued but not yet sent. */
+  #inFlight = 0;
+  #releases = 0;
+  #completed = 0;
+  #unroutable = 0;
+  #sent = 0;
+  #nextClosedLoop = 0;
+  #samplesStarted = false;
+  #firstSend = Number.NaN;
+  #lastCompletion = 0;
+  #outputTokens = 0;
+  #routingMs = 0;
+  #consideredForPrecision = 0;
+  #precise = 0;
+  readonly #ttft: number[] = [];
+  readonly #routed: number[];
+  readonly #done: Uint8Array;
+  readonly #parked = new Map<number, number[]>();
+  readonly #matches: Int32Array;
+  readonly #progressEvery: number;
+
+  /** Builds the fleet and the arrival schedule of `o`; nothing runs until {@link run}. */
+  constructor(o: ResolvedSimulationOptions) {
+    this.#o = o;
+    const model = o.fleet;
+    this.#total = o.workload.requests.length;
+    this.urls = Array.from({ length: model.workers }, (_, i) => `http://sim-worker-${i}:8000`);
+    this.#workerOf = new Map(this.urls.map((url, i) => [url, i]));
+    const hooks: EngineHooks = {
+      wakeAt: (time, worker) => this.#queue.push(time, STEP, worker),
+      completed: (job, time) => this.#completedJob(job, time),
+    };
+    for (let i = 0; i < model.workers; i++) this.#engines.push(new Engine(i, model, hooks));
+    this.#schedule = ArrivalSchedule.of(o.arrivals, o.workload.requests, o.seed);
+    this.#nextClosedLoop = o.arrivals.kind === 'closed_loop' ? this.#schedule.size : 0;
+    this.#polls = o.loadPollIntervalMs > 0 ? new LoadPolls(o.loadPollIntervalMs) : undefined;
+    this.#timeline = new Timeline(model.workers, o.sampleIntervalMs);
+    this.#routed = new Array<number>(model.workers).fill(0);
+    this.#done = new Uint8Array(this.#total);
+    this.#matches = new Int32Array(model.workers);
+    this.#progressEvery = Math.max(1, Math.floor(this.#total / 100));
+  }
+
+  /**
+   * Replays the workload through `routers` until no event is left. Never awaits.
+   * @throws what `onProgress` throws; {@link FleetRouteError} `INVALID_ARGUMENT` when a
+   *   request's `tokens()` misbehaves or some requests never ran.
+   */
+  run(routers: SimRouters): void {
+    this.#sides = routers.sides;
+    const queue = this.#queue;
+    const schedule = this.#schedule;
+    this.#o.onProgress?.(0, this.#total);
+    if (this.#polls !== undefined) queue.push(0, POLL, 0);
+    for (;;) {
+      const event = queue.peek();
+      const arrival = schedule.nextTime;
+      if (event === undefined && arrival === Number.POSITIVE_INFINITY) break;
+      this.#events++;
+      if (event === undefined || arrival <= event.time) {
+        this.#now = arrival;
+        this.#arrive(schedule.take());
+        continue;
+      }
+      queue.pop();
+      this.#now = event.time;
+      switch (event.kind) {
+        case RELEASE:
+          this.#releases--;
+          this.#arrive(event.target);
+          break;
+        case STEP:
+          this.#engines[event.target]!.step(this.#now);
+          break;
+        case POLL:
+          this.#poll(routers);
+          break;
+        case SAMPLE:
+          this.#sample();
+          break;
+      }
+    }
+    if (this.#completed !== this.#total) {
+      throw new FleetRouteError(
+        'INVALID_ARGUMENT',
+        `workload: ${this.#total - this.#completed} requests never ran (an 'after' names a request that never completes)`,
+      );
+    }
+  }
+
+  /** What the run measured, once {@link run} has returned. O(requests + workers). */
+  result(): PolicyRun {
+    let cached = 0;
+    let prompt = 0;
+    for (const engine of this.#engines) {
+      cached += engine.cachedTokens;
+      prompt += engine.promptTokens;
+    }
+    const total = this.#total;
+    const start = Number.isNaN(this.#firstSend) ? 0 : this.#firstSend;
+    const makespanMs = Math.max(0, this.#lastCompletion - start);
+    const served = total - this.#unroutable;
+    const load = spread(this.#routed);
+    const considered = this.#consideredForPrecision;
+    return {
+      policy: this.#o.policy,
+      requests: total,
+      completed: served,
+      hitRate: prompt === 0 ? 0 : cached / prompt,
+      ttftMs: percentiles(this.#ttft),
+      throughput: {
+        requestsPerSecond: makespanMs === 0 ? 0 : served / (makespanMs / 1000),
+        outputTokensPerSecond: makespanMs === 0 ? 0 : this.#outputTokens / (makespanMs / 1000),
+      },
+      makespanMs,
+      load: { perWorker: this.#routed, maxOverMean: load.maxOverMean, cv: load.cv },
+      precision: considered === 0 ? undefined : this.#precise / considered,
+      routingMicrosPerRequest: this.#sent === 0 ? 0 : (this.#routingMs * 1000) / this.#sent,
+      timeline: { intervalMs: this.#timeline.intervalMs, inFlight: this.#timeline.series },
+      eventsProcessed: this.#events,
+      timestampOffsetMs: this.#schedule.offsetMs,
+    };
+  }
+
+  /** No request is on a worker or about to be sent: nothing changes until the next arrival. */
+  get #idle(): boolean {
+    return this.#inFlight === 0 && this.#releases === 0;
+  }
+
+  get #busy(): boolean {
+    return this.#completed < this.#total;
+  }
+
+  #poll(routers: SimRouters): void {
+    if (!this.#busy) return;
+    deliverLoads(routers.policies, this.#engines, this.urls, this.#now);
+    const next = this.#polls!.advance(this.#idle ? this.#schedule.nextTime : this.#now);
+    if (next !== Number.POSITIVE_INFINITY) this.#queue.push(next, POLL, 0);
+  }
+
+  #sample(): void {
+    if (!this.#busy) return;
+    const engines = this.#engines;
+    let next = this.#timeline.record(this.#now, (w) => engines[w]!.inFlight);
+    if (this.#idle) next = this.#timeline.skipIdle(this.#schedule.nextTime);
+    if (next !== Number.POSITIVE_INFINITY) this.#queue.push(next, SAMPLE, 0);
+  }
+
+  #arrive(id: number): void {
+    this.#send(id);
+    if (!this.#samplesStarted && !Number.isNaN(this.#firstSend)) {
+      this.#samplesStarted = true;
+      this.#queue.push(this.#now, SAMPLE, 0);
+    }
+  }
+
+  #release(id: number): void {
+    this.#releases++;
+    this.#queue.push(this.#now, RELEASE, id);
+  }
+
+  #completedJob(job: Job, time: number): void {
+    (job.handle as WorkerLease).release({ ok: true, status: 200 });
+    this.#inFlight--;
+    this.#ttft.push(job.firstTokenAt - job.sentAt);
+    this.#outputTokens += job.request.outputLength;
+    this.#lastCompletion = time;
+    this.#finish(job.request.id);
+  }
+
+  #finish(id: number): void {
+    this.#completed++;
+    this.#done[id] = 1;
+    const waiting = this.#parked.get(id);
+    if (waiting !== undefined) {
+      this.#parked.delete(id);
+      for (const next of waiting) this.#release(next);
+    }
+    if (this.#o.arrivals.kind === 'closed_loop' && this.#nextClosedLoop < this.#total) {
+      this.#release(this.#nextClosedLoop++);
+    }
+    const { onProgress } = this.#o;
+    const completed = this.#completed;
+    if (
+      onProgress !== undefined &&
+      (completed % this.#progressEvery === 0 || completed === this.#total)
+    ) {
+      onProgress(completed, this.#total);
+    }
+  }
+
+  #send(id: number): void {
+    const request = this.#o.workload.requests[id]!;
+    if (request.after !== undefined && this.#done[request.after] === 0) {
+      const list = this.#parked.get(request.after);
+      if (list === undefined) this.#parked.set(request.after, [id]);
+      else list.push(id);
+      return;
+    }
+    const now = this.#now;
+    if (Number.isNaN(this.#firstSend)) this.#firstSend = now;
+    const side = this.#sides[this.#sent++ % this.#sides.length]!;
+    const tokens = promptOf(request, id);
+    const keys = blockKeys(tokens, this.#o.fleet.blockSize);
+    const best = this.#o.precision ? this.#longestMatch(keys, request.promptLength) : 0;
+    const selectRequest =
+      request.routingKey === undefined ? { tokens } : { tokens, routingKey: request.routingKey };
+    const started = performance.now();
+    const lease = side.router.select(selectRequest);
+    this.#routingMs += performance.now() - started;
+    const worker = lease === undefined ? undefined : this.#workerOf.get(lease.worker.url);
+    if (lease === undefined || worker === undefined) {
+      lease?.release();
+      this.#unroutable++;
+      this.#finish(id);
+      return;
+    }
+    if (best > 0) {
+      this.#consideredForPrecision++;
+      if (this.#matches[worker] === best) this.#precise++;
+    }
+    this.#routed[worker]!++;
+    this.#inFlight++;
+    this.#engines[worker]!.submit(
+      {
+        request,
+        keys,
+        sentAt: now,
+        handle: lease,
+        cachedTokens: 0,
+        prefillLeft: 0,
+        decodeLeft: 0,
+        decoding: false,
+        firstTokenAt: 0,
+        pinned: [],
+        privateBlocks: 0,
+      },
+      now,
+    );
+  }
+
+  /** Blocks of the longest cached prefix of `keys` on any worker; fills `#matches` per worker. */
+  #longestMatch(keys: Float64Array, promptLength: number): number {
+    const blockSize = this.#o.fleet.blockSize;
+    const limit = Math.min(keys.length, Math.floor((promptLength - 1) / blockSize));
+    let best = 0;
+    for (let w = 0; w < this.#engines.length; w++) {
+      const m = this.#engines[w]!.cache.match(keys, limit);
+      this.#matches[w] = m;
+      if (m > best) best = m;
+    }
+    return best;
+  }
+}
