@@ -48,13 +48,19 @@ export interface RouterOptions {
   readonly registry: WorkerRegistry;
   /** How the router probes and polls workers. */
   readonly transport: Transport;
-  /** The policy for every model without its own, as an instance or a name. @defaultValue 'power_of_two' */
+  /**
+   * The policy for every model without its own, as an instance or a name. The default was chosen
+   * on every simulator workload (docs/quality.md, "Choosing the default policy"): it follows
+   * prompt prefixes when requests carry text or tokens, and the least-loaded worker otherwise.
+   * Memory: a prefix tree per model, bounded by its `maxTreeSize` and `maxTotalSize`.
+   * @defaultValue 'cache_aware'
+   */
   readonly policy?: Policy | PolicyName;
   /** Policies per model id (instances or names). */
   readonly policies?: Readonly<Record<string, Policy | PolicyName>>;
-  /** The prefill leg's policy for `selectPair`. @defaultValue 'round_robin' */
+  /** The prefill leg's policy for `selectPair` (where prefix reuse pays). @defaultValue 'cache_aware' */
   readonly prefillPolicy?: Policy | PolicyName;
-  /** The decode leg's policy for `selectPair`. @defaultValue 'power_of_two' */
+  /** The decode leg's policy for `selectPair` (no prompt reuse: balance load). @defaultValue 'power_of_two' */
   readonly decodePolicy?: Policy | PolicyName;
   /** Health checks; `false` turns them off (statuses are then the caller's to set). */
   readonly health?: HealthConfig | false;
@@ -150,7 +156,7 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
   };
   const policies = new Map<string, Policy>();
   for (const [model, value] of Object.entries(readObject('policies', o.policies))) {
-    policies.set(model, readPolicy(`policies.${model}`, value, 'power_of_two', built));
+    policies.set(model, readPolicy(`policies.${model}`, value, 'cache_aware', built));
   }
   if (o.random !== undefined && typeof o.random !== 'function')
     fail('random', 'a function', o.random);
@@ -158,9 +164,9 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
   return Object.freeze({
     registry: o.registry as WorkerRegistry,
     transport,
-    policy: readPolicy('policy', o.policy, 'power_of_two', built),
+    policy: readPolicy('policy', o.policy, 'cache_aware', built),
     policies,
-    prefillPolicy: readPolicy('prefillPolicy', o.prefillPolicy, 'round_robin', built),
+    prefillPolicy: readPolicy('prefillPolicy', o.prefillPolicy, 'cache_aware', built),
     decodePolicy: readPolicy('decodePolicy', o.decodePolicy, 'power_of_two', built),
     health: o.health === false ? undefined : resolveHealthConfig(o.health, 'health'),
     loadPolling,

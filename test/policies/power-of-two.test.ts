@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createPolicy, type Worker } from '../../src/index.js';
+import { createPolicy, type LoadReport, type Worker } from '../../src/index.js';
+import { runs } from '../helpers/fc-settings.js';
 import { buildFleet } from '../support/policy-contract.js';
 
 const ready = { status: 'ready', open: false, removed: false, load: 0 } as const;
@@ -9,6 +11,21 @@ const withLoad = (load: number) => ({ ...ready, load });
 function scripted(values: number[]): () => number {
   let i = 0;
   return () => values[i++ % values.length]!;
+}
+
+/** Routes `count` requests and keeps every lease open; returns how many each worker got. */
+function route(
+  policy: { select(w: readonly Worker[]): Worker | undefined },
+  workers: readonly Worker[],
+  count: number,
+): number[] {
+  const got = workers.map(() => 0);
+  for (let r = 0; r < count; r++) {
+    const chosen = policy.select(workers)!;
+    chosen.acquire();
+    got[workers.indexOf(chosen)]!++;
+  }
+  return got;
 }
 
 describe('power_of_two', () => {
@@ -23,24 +40,125 @@ describe('power_of_two', () => {
     }
   });
 
-  it('compares KV-cache usage when both samples have a fresh report, whatever their in-flight counts', async () => {
+  it('compares reported requests (running + waiting) when both samples have a fresh report, whatever their in-flight counts', async () => {
     const { workers } = await buildFleet([withLoad(0), withLoad(9)]);
-    const now = 0;
-    const policy = createPolicy('power_of_two', { seed: 3, clock: () => now });
+    const policy = createPolicy('power_of_two', { seed: 3, clock: () => 0 });
     policy.updateLoads(
       new Map([
-        [workers[0]!.url, { tokenUsage: 0.9 }],
-        [workers[1]!.url, { tokenUsage: 0.2 }],
+        [workers[0]!.url, { runningRequests: 7, waitingRequests: 2 }],
+        [workers[1]!.url, { runningRequests: 1 }],
       ]),
     );
 
     expect(policy.select(workers)).toBe(workers[1]);
   });
 
-  it('never mixes usage and counts: with one report missing it compares in-flight counts', async () => {
+  it('stops sending to a worker a stale-ish report calls empty once this router has filled it', async () => {
+    // Arrange: 5 s after the poll, the report still says A is empty and B has 10 requests.
+    const { workers } = await buildFleet([ready, ready]);
+    let now = 0;
+    const policy = createPolicy('power_of_two', { seed: 7, clock: () => now });
+    policy.updateLoads(
+      new Map<string, LoadReport>([
+        [workers[0]!.url, { runningRequests: 0, waitingRequests: 0, tokenUsage: 0 }],
+        [workers[1]!.url, { runningRequests: 6, waitingRequests: 4, tokenUsage: 0.9 }],
+      ]),
+    );
+    now = 5_000;
+
+    // Act: 30 requests, none finishing.
+    const first = route(policy, workers, 10);
+    const rest = route(policy, workers, 20);
+
+    // Assert: A takes the first 10 (it really was emptier), then the two share the traffic.
+    expect(first).toEqual([10, 0]);
+    expect(rest[1]).toBeGreaterThanOrEqual(9);
+    expect(Math.abs(first[0]! + rest[0]! - (10 + rest[1]!))).toBeLessThanOrEqual(1);
+  });
+
+  it('over two workers with fresh reports, evens out reported + sent requests (any reports, any count)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat({ max: 40 }),
+        fc.nat({ max: 40 }),
+        fc.nat({ max: 40 }),
+        fc.nat({ max: 120 }),
+        fc.integer({ min: 1, max: 1_000 }),
+        async (runningA, waitingA, runningB, count, seed) => {
+          const { workers } = await buildFleet([ready, ready]);
+          const policy = createPolicy('power_of_two', { seed, clock: () => 0 });
+          policy.updateLoads(
+            new Map<string, LoadReport>([
+              [workers[0]!.url, { runningRequests: runningA, waitingRequests: waitingA }],
+              [workers[1]!.url, { runningRequests: runningB }],
+            ]),
+          );
+
+          const [sentA, sentB] = route(policy, workers, count);
+
+          const gap = Math.abs(runningA + waitingA - runningB);
+          if (count <= gap) {
+            expect(Math.min(sentA!, sentB!)).toBe(0); // everything to the emptier one
+          } else {
+            expect(
+              Math.abs(runningA + waitingA + sentA! - (runningB + sentB!)),
+            ).toBeLessThanOrEqual(1);
+          }
+        },
+      ),
+      runs(100, 500),
+    );
+  });
+
+  it('a new report starts the sent count again from 0', async () => {
+    const { workers } = await buildFleet([ready, ready]);
+    const policy = createPolicy('power_of_two', { seed: 3, clock: () => 0 });
+    const reports = new Map<string, LoadReport>([
+      [workers[0]!.url, { runningRequests: 0 }],
+      [workers[1]!.url, { runningRequests: 3 }],
+    ]);
+    policy.updateLoads(reports);
+    expect(route(policy, workers, 3)).toEqual([3, 0]);
+
+    policy.updateLoads(reports); // the same counts again: A is back to 0 + nothing sent
+
+    expect(route(policy, workers, 3)).toEqual([3, 0]);
+  });
+
+  it('counts a request against its report even when it was the only available worker', async () => {
+    const { registry, workers } = await buildFleet([ready, ready]);
+    const policy = createPolicy('power_of_two', { seed: 3, clock: () => 0 });
+    policy.updateLoads(
+      new Map<string, LoadReport>([
+        [workers[0]!.url, { runningRequests: 0 }],
+        [workers[1]!.url, { runningRequests: 2 }],
+      ]),
+    );
+    await registry.transitionStatus(workers[1]!.id, 'not_ready');
+    expect(route(policy, workers, 5)).toEqual([5, 0]);
+
+    await registry.transitionStatus(workers[1]!.id, 'ready');
+
+    expect(route(policy, workers, 3)).toEqual([0, 3]); // 2 + 0 … 2 + 2 beat 0 + 5
+  });
+
+  it('never mixes reports and leases: with one report missing it compares in-flight counts', async () => {
     const { workers } = await buildFleet([withLoad(0), withLoad(9)]);
     const policy = createPolicy('power_of_two', { seed: 3, clock: () => 0 });
-    policy.updateLoads(new Map([[workers[1]!.url, { tokenUsage: 0 }]]));
+    policy.updateLoads(new Map([[workers[1]!.url, { runningRequests: 0, waitingRequests: 0 }]]));
+
+    expect(policy.select(workers)).toBe(workers[0]);
+  });
+
+  it('does not compare KV-cache usage: reports without request counts leave in-flight counts in charge', async () => {
+    const { workers } = await buildFleet([withLoad(0), withLoad(9)]);
+    const policy = createPolicy('power_of_two', { seed: 3, clock: () => 0 });
+    policy.updateLoads(
+      new Map([
+        [workers[0]!.url, { tokenUsage: 0.9 }],
+        [workers[1]!.url, { tokenUsage: 0.1 }],
+      ]),
+    );
 
     expect(policy.select(workers)).toBe(workers[0]);
   });
@@ -51,8 +169,8 @@ describe('power_of_two', () => {
     const policy = createPolicy('power_of_two', { seed: 3, clock: () => now, staleAfterMs: 1000 });
     policy.updateLoads(
       new Map([
-        [workers[0]!.url, { tokenUsage: 0.9 }],
-        [workers[1]!.url, { tokenUsage: 0.1 }],
+        [workers[0]!.url, { runningRequests: 9 }],
+        [workers[1]!.url, { runningRequests: 1 }],
       ]),
     );
     expect(policy.select(workers)).toBe(workers[1]);
@@ -74,8 +192,8 @@ describe('power_of_two', () => {
     const { workers } = await buildFleet([withLoad(0), withLoad(9)]);
     const policy = createPolicy('power_of_two', { seed: 3, clock: () => 0 });
     const reports = new Map([
-      [workers[0]!.url, { tokenUsage: 0.9 }],
-      [workers[1]!.url, { tokenUsage: 0.1 }],
+      [workers[0]!.url, { runningRequests: 9 }],
+      [workers[1]!.url, { runningRequests: 1 }],
     ]);
     policy.updateLoads(reports);
     policy.removeWorker(workers[1]!.url);
@@ -91,15 +209,15 @@ describe('power_of_two', () => {
     expect(() =>
       policy.updateLoads(
         new Map<string, object>([
-          [workers[0]!.url, { tokenUsage: Number.NaN }],
-          [workers[1]!.url, { tokenUsage: -1, queuedTokens: Number.POSITIVE_INFINITY }],
-          ['http://unknown:1', { tokenUsage: 0.5 }],
+          [workers[0]!.url, { runningRequests: Number.NaN, waitingRequests: -3 }],
+          [workers[1]!.url, { runningRequests: -1, waitingRequests: Number.POSITIVE_INFINITY }],
+          ['http://unknown:1', { runningRequests: 5 }],
         ]) as never,
       ),
     ).not.toThrow();
     expect(() => policy.updateLoads({} as never)).not.toThrow();
 
-    expect(policy.select(workers)).toBe(workers[0]); // no valid usage: counts decide
+    expect(policy.select(workers)).toBe(workers[0]); // no valid count: leases decide
   });
 
   it('keeps the busiest worker within ln ln n / ln 2 + O(1) of the mean (balls into bins, seeded)', async () => {

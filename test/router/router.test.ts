@@ -69,6 +69,34 @@ describe('Router.select and leases', () => {
     await router.close();
   });
 
+  it('by default routes with cache_aware: the same prompt prefix keeps its worker; the prefill leg too', async () => {
+    const { router } = await fleet(8);
+    const prefix = 'You are a SQL assistant. Schema: orders(id, total, customer_id, created_at). ';
+    const first = router.select({ model: 'm', text: `${prefix}Question: revenue?` })!;
+    first.release({ ok: true });
+    for (const q of ['largest order?', 'orders per day?', 'top customer?']) {
+      const lease = router.select({ model: 'm', text: `${prefix}Question: ${q}` })!;
+      expect(lease.worker).toBe(first.worker);
+      lease.release({ ok: true });
+    }
+    await router.close();
+
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    for (let i = 0; i < 8; i++) await registry.register({ url: `http://p${i}:1`, type: 'prefill' });
+    await registry.register({ url: 'http://d0:1', type: 'decode' });
+    const pd = new Router({ registry, transport: healthy, health: false, loadPolling: false });
+    const pair = pd.selectPair({ text: `${prefix}Question: revenue?` })!;
+    pair.prefill.release();
+    pair.decode.release();
+    for (const q of ['largest order?', 'top customer?']) {
+      const next = pd.selectPair({ text: `${prefix}Question: ${q}` })!;
+      expect(next.prefill.worker).toBe(pair.prefill.worker);
+      next.prefill.release();
+      next.decode.release();
+    }
+    await pd.close();
+  });
+
   it('returns undefined (and counts it) when no worker is available', async () => {
     const { router, registry, workers } = await fleet(1);
     await registry.transitionStatus(workers[0]!.id, 'not_ready');
@@ -168,7 +196,7 @@ describe('Router load polling', () => {
     const transport: Transport = {
       probe: async () => true,
       loads: async (w: Worker) =>
-        answering ? { tokenUsage: w.url === busy.url ? 0.9 : 0.1 } : undefined,
+        answering ? { runningRequests: w.url === busy.url ? 9 : 1 } : undefined,
     };
     const router = new Router({
       registry,
