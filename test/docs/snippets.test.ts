@@ -20,6 +20,8 @@ const DOCS = [
   'docs/cache-aware.md',
   'docs/http-transport.md',
   'docs/simulator.md',
+  'docs/policies.md',
+  'docs/quality.md',
 ];
 
 interface Snippet {
