@@ -56,7 +56,12 @@ for (const [label, count, min] of [
 ] as const) {
   const runs: number[] = [];
   for (let i = 0; i < 5; i++)
-    runs.push(await timeToReady(workers.slice(0, count).map((w) => w.url), min));
+    runs.push(
+      await timeToReady(
+        workers.slice(0, count).map((w) => w.url),
+        min,
+      ),
+    );
   const ms = median(runs);
   rows.push([label, fmt(ms, 0), fmt(probe, 2), fmt(ms / probe, 0)]);
 }
@@ -66,7 +71,8 @@ emit({
   name: 'time-to-ready',
   tables: [
     {
-      title: 'start() → ready(), default health settings (successThreshold 2, startupIntervalMs 500)',
+      title:
+        'start() → ready(), default health settings (successThreshold 2, startupIntervalMs 500)',
       columns: ['fleet', 'ms (median of 5)', 'one probe ms', 'ratio'],
       rows,
     },

@@ -84,6 +84,7 @@ export type { HealthConfig, ResolvedHealthConfig } from './resilience/health-con
 export type { ResolvedRetryConfig, RetryConfig } from './resilience/retry-config.js';
 export type { HashRingOptions, RingAccept, RingLoadOf } from './ring/hash-ring.js';
 export { DEFAULT_VIRTUAL_NODES, HashRing } from './ring/hash-ring.js';
+export type { ReadyOptions } from './router/readiness.js';
 export { backoffDelay } from './router/retry.js';
 export type {
   AttemptContext,
@@ -93,7 +94,6 @@ export type {
   RouterStats,
 } from './router/router.js';
 export { Router } from './router/router.js';
-export type { ReadyOptions } from './router/readiness.js';
 export type {
   LoadPollingConfig,
   ResolvedLoadPollingConfig,

@@ -143,6 +143,7 @@ describe('resolveWorkerSpec: rejection names the field', () => {
     ['spec.connection', { url: 'h:1', connection: 'grpc' }],
     ['spec.connection', { url: 'grpc://h:1', connection: 'http' }],
     ['spec.models[0]', { url: 'h:1', models: new Array(3) }],
+    // biome-ignore lint/suspicious/noSparseArray: a hole is the case under test
     ['spec.models[1]', { url: 'h:1', models: ['a', , 'b'] }],
     ['spec.dpSize', { url: 'h:1', dpSize: Number.NaN }],
     ['spec.dpSize', { url: 'h:1', dpSize: '2' }],
