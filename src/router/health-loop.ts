@@ -10,6 +10,7 @@ import { type ResolvedHealthConfig, resolveHealthConfig } from '../resilience/he
 import type { Transport } from '../transport/transport.js';
 import type { Worker } from '../workers/worker.js';
 import type { WorkerStatus } from '../workers/worker-spec.js';
+import { callWithDeadline } from './deadline-call.js';
 import { TaskLimiter } from './task-limiter.js';
 
 /** One worker's probe bookkeeping. */
@@ -164,58 +165,42 @@ export class HealthLoop {
   }
 
   /** One probe, bounded by the timeout; resolves when it is settled or abandoned. */
-  #probe(probed: Probed): Promise<void> {
+  async #probe(probed: Probed): Promise<void> {
     const worker = this.#registry.get(probed.id);
-    if (probed.stopped || this.#closed || worker === undefined) return Promise.resolve();
+    if (probed.stopped || this.#closed || worker === undefined) return;
     const generation = probed.generation;
     const revision = worker.revision;
-    const controller = new AbortController();
-    probed.controller = controller;
     this.stats.probes++;
-    return new Promise<void>((resolve) => {
-      let settled = false;
-      const finish = (healthy: boolean, timedOut: boolean): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        controller.signal.removeEventListener('abort', onAbort);
-        if (probed.controller === controller) probed.controller = undefined;
-        resolve();
-        if (timedOut) this.stats.timeouts++;
-        if (probed.stopped || this.#closed || probed.generation !== generation) {
-          this.stats.discarded++;
-          return;
-        }
-        const worker = this.#registry.get(probed.id);
-        if (worker === undefined || worker.revision !== revision) {
-          this.stats.discarded++;
-          return;
-        }
-        const from = worker.status;
-        const to = this.#decide(probed, healthy, from);
-        if (to !== undefined) {
-          const done = this.#commit(probed, from, to, revision);
-          this.#pending.add(done);
-          void done.finally(() => this.#pending.delete(done));
-        }
-        this.#schedule(probed, this.#nextDelay(probed, healthy, from, to));
-      };
-      const onAbort = (): void => finish(false, false);
-      const timer = setTimeout(() => {
-        finish(false, true);
-        controller.abort();
-      }, probed.config.timeoutMs);
-      timer.unref?.();
-      controller.signal.addEventListener('abort', onAbort, { once: true });
-      try {
-        Promise.resolve(this.#transport.probe(worker, controller.signal)).then(
-          (ok) => finish(ok === true, false),
-          () => finish(false, false),
-        );
-      } catch {
-        finish(false, false); // a transport that throws synchronously
-      }
-    });
+    const call = callWithDeadline(
+      (signal) => this.#transport.probe(worker, signal),
+      probed.config.timeoutMs,
+    );
+    probed.controller = call.controller;
+    const outcome = await call.settled;
+    if (probed.controller === call.controller) probed.controller = undefined;
+    if (outcome.kind === 'timeout') this.stats.timeouts++;
+    if (probed.stopped || this.#closed || probed.generation !== generation) {
+      this.stats.discarded++;
+      return;
+    }
+    this.#answer(probed, outcome.kind === 'value' && outcome.value === true, revision);
+  }
+
+  /** Applies one probe's answer about `revision` and schedules the next probe. */
+  #answer(probed: Probed, healthy: boolean, revision: number): void {
+    const worker = this.#registry.get(probed.id);
+    if (worker === undefined || worker.revision !== revision) {
+      this.stats.discarded++;
+      return;
+    }
+    const from = worker.status;
+    const to = this.#decide(probed, healthy, from);
+    if (to !== undefined) {
+      const done = this.#commit(probed, from, to, revision);
+      this.#pending.add(done);
+      void done.finally(() => this.#pending.delete(done));
+    }
+    this.#schedule(probed, this.#nextDelay(probed, healthy, from, to));
   }
 
   /**

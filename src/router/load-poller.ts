@@ -8,6 +8,7 @@
 import type { LoadReport } from '../policies/policy.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { Transport } from '../transport/transport.js';
+import { callWithDeadline } from './deadline-call.js';
 import type { ResolvedLoadPollingConfig } from './router-options.js';
 import { TaskLimiter } from './task-limiter.js';
 
@@ -107,37 +108,18 @@ export class LoadPoller {
   }
 
   /** One worker's report, or undefined (no answer in time, an error, nothing usable). */
-  #pollOne(
+  async #pollOne(
     worker: Parameters<NonNullable<Transport['loads']>>[0],
   ): Promise<LoadReport | undefined> {
-    if (this.#closed) return Promise.resolve(undefined);
+    if (this.#closed) return undefined;
     this.stats.polls++;
-    const controller = new AbortController();
-    this.#controllers.add(controller);
-    return new Promise((resolve) => {
-      let settled = false;
-      const finish = (report: LoadReport | undefined): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        this.#controllers.delete(controller);
-        if (report === undefined) this.stats.failures++;
-        resolve(report);
-      };
-      const timer = setTimeout(() => {
-        finish(undefined);
-        controller.abort();
-      }, this.#config.timeoutMs);
-      timer.unref?.();
-      controller.signal.addEventListener('abort', () => finish(undefined), { once: true });
-      try {
-        Promise.resolve(this.#loads(worker, controller.signal)).then(
-          (report) => finish(typeof report === 'object' && report !== null ? report : undefined),
-          () => finish(undefined),
-        );
-      } catch {
-        finish(undefined);
-      }
-    });
+    const call = callWithDeadline((signal) => this.#loads(worker, signal), this.#config.timeoutMs);
+    this.#controllers.add(call.controller);
+    const outcome = await call.settled;
+    this.#controllers.delete(call.controller);
+    const value = outcome.kind === 'value' ? outcome.value : undefined;
+    const report = typeof value === 'object' && value !== null ? value : undefined;
+    if (report === undefined) this.stats.failures++;
+    return report;
   }
 }

@@ -14,6 +14,7 @@ import {
   MAX_MODELS_PER_WORKER,
   type WorkerSpec,
 } from '../workers/worker-spec.js';
+import { callWithDeadline } from './deadline-call.js';
 import { TaskLimiter } from './task-limiter.js';
 
 /** @internal Counters for the router's stats. */
@@ -107,32 +108,12 @@ export class ModelDiscovery {
   }
 
   /** The transport's answer, validated, or `undefined` (failed, timed out, aborted). */
-  #call(worker: Worker): Promise<string[] | undefined> {
-    const controller = new AbortController();
-    this.#controllers.add(controller);
-    return new Promise((resolve) => {
-      let settled = false;
-      const finish = (answer: unknown): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        this.#controllers.delete(controller);
-        resolve(answer === undefined ? undefined : validIds(answer));
-      };
-      const timer = setTimeout(() => {
-        finish(undefined);
-        controller.abort();
-      }, this.#timeoutMs);
-      timer.unref?.();
-      controller.signal.addEventListener('abort', () => finish(undefined), { once: true });
-      try {
-        Promise.resolve(this.#models(worker, controller.signal)).then(finish, () =>
-          finish(undefined),
-        );
-      } catch {
-        finish(undefined); // a transport that throws synchronously
-      }
-    });
+  async #call(worker: Worker): Promise<string[] | undefined> {
+    const call = callWithDeadline((signal) => this.#models(worker, signal), this.#timeoutMs);
+    this.#controllers.add(call.controller);
+    const outcome = await call.settled;
+    this.#controllers.delete(call.controller);
+    return outcome.kind === 'value' ? validIds(outcome.value) : undefined;
   }
 }
 
