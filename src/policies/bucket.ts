@@ -3,13 +3,14 @@
  *
  * @module
  */
+import { IdentityMemo } from '../core/identity-memo.js';
 import { readInteger, readNumber } from '../core/options.js';
 import type { Clock } from '../resilience/clock.js';
 import { Worker } from '../workers/worker.js';
 import type { Policy, SelectRequest } from './policy.js';
 import { BucketWindow } from './support/bucket-window.js';
 import { type CommonPolicyConfig, readClock, readConfig } from './support/config.js';
-import { isWorkerList, pick, readState, scratchState } from './support/sampling.js';
+import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `bucket` policy. @public */
 export interface BucketConfig extends CommonPolicyConfig {
@@ -108,8 +109,10 @@ export class BucketPolicy implements Policy {
   readonly #absThreshold: number;
   readonly #relThreshold: number;
   #nextFitAt = Number.NaN;
-  #orders = new WeakMap<readonly Worker[], BucketOrder>();
+  readonly #orders = new IdentityMemo<readonly Worker[], BucketOrder>();
+  /** The order built last, reused for a new list with the same members. */
   #lastOrder: BucketOrder | undefined;
+  readonly #sampler = new Sampler();
   // Per-call scratch, indexed by bucket: the candidate's list index, its load and processed;
   // `#byRank*` hold the same by URL rank before the unavailable ranks are squeezed out.
   #slots = new Int32Array(16);
@@ -168,13 +171,14 @@ export class BucketPolicy implements Policy {
     const rankLoad = this.#byRankLoad;
     const rankProcessed = this.#byRankProcessed;
     const rankOk = this.#byRankOk;
-    const state = scratchState;
+    const sampler = this.#sampler;
+    const state = sampler.state;
     // The one pass over the candidates, in list order (sequential memory): each distinct worker's
     // routing state is read once and stored by its URL rank.
     for (let i = 0; i < rankOf.length; i++) {
       const r = rankOf[i]!;
       if (r < 0) continue;
-      const ok = readState(workers[i]);
+      const ok = sampler.read(workers[i]);
       rankOk[r] = ok ? 1 : 0;
       rankLoad[r] = state.load;
       rankProcessed[r] = state.processed;
@@ -259,19 +263,18 @@ export class BucketPolicy implements Policy {
   #orderOf(workers: readonly Worker[]): BucketOrder {
     // Lists are cached by identity, like every per-list cache of the policies: the registry never
     // changes an array it handed out, and callers must not mutate a list they routed with.
-    const cached = this.#orders.get(workers);
+    const cached = this.#orders.peek(workers);
     if (cached !== undefined) return cached;
     const last = this.#lastOrder;
     // A new array with the same members (a caller copying or filtering each time): reuse.
-    if (last !== undefined && sameMembers(last, workers)) return last;
-    const built = buildOrder(workers);
-    this.#orders.set(workers, built);
-    this.#lastOrder = built;
-    return built;
+    const order = last !== undefined && sameMembers(last, workers) ? last : buildOrder(workers);
+    this.#orders.set(workers, order);
+    this.#lastOrder = order;
+    return order;
   }
 
   #forgetOrders(): void {
-    this.#orders = new WeakMap();
+    this.#orders.clear();
     this.#lastOrder = undefined;
   }
 

@@ -10,7 +10,6 @@ import { KvBlockIndex, type KvEvent, readKvEvent } from '../cache/kv-event-store
 import type { RadixTree } from '../cache/radix-tree.js';
 import { loadedHasher } from '../core/hash.js';
 import { fail, readInteger, readNumber } from '../core/options.js';
-import { loadBoundsOf, totalLoadOf } from '../workers/load-counter.js';
 import type { Worker } from '../workers/worker.js';
 import type { LoadReport, Policy, SelectRequest } from './policy.js';
 import { CacheAwareScan, isImbalanced } from './support/cache-aware-scan.js';
@@ -298,7 +297,7 @@ export class CacheAwarePolicy implements Policy {
     // KV-usage trigger needs the reports); otherwise from the pass over the candidates.
     const bounds = this.#bounds;
     let imbalanced: boolean;
-    if (!scan.kvTriggers && loadBoundsOf(workers, bounds) && bounds[2]! > 0) {
+    if (!scan.kvTriggers && scan.viewOf(workers).loadBounds(bounds) && bounds[2]! > 0) {
       imbalanced = isImbalanced(bounds[0]!, bounds[1]!, this.#absThreshold, this.#relThreshold);
     } else {
       if (!this.#pass(workers)) return undefined;
@@ -456,7 +455,8 @@ export class CacheAwarePolicy implements Policy {
   #overBound(workers: readonly Worker[], load: number): boolean {
     const factor = this.#loadFactor;
     if (factor === Number.POSITIVE_INFINITY) return false;
-    const cap = Math.ceil((factor * (totalLoadOf(workers) + 1)) / workers.length) + this.#loadSlack;
+    const total = this.#scan.viewOf(workers).totalLoad();
+    const cap = Math.ceil((factor * (total + 1)) / workers.length) + this.#loadSlack;
     return load + 1 > cap;
   }
 

@@ -5,6 +5,7 @@
  */
 import { readInteger } from '../core/options.js';
 import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
+import { viewOf } from '../workers/candidate-view.js';
 import type { Worker } from '../workers/worker.js';
 import {
   type Policy,
@@ -16,7 +17,7 @@ import { CandidateRings } from './support/candidate-ring.js';
 import { type CommonPolicyConfig, readConfig, readRandom } from './support/config.js';
 import { readHeader } from './support/headers.js';
 import type { RandomSource } from './support/random.js';
-import { available, isWorkerList, pick, randomAvailable } from './support/sampling.js';
+import { available, isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `consistent_hashing` policy. @public */
 export interface ConsistentHashingConfig extends CommonPolicyConfig {
@@ -53,6 +54,7 @@ export class ConsistentHashingPolicy implements Policy {
   readonly name = 'consistent_hashing' as const;
   readonly #random: RandomSource;
   readonly #rings: CandidateRings;
+  readonly #sampler = new Sampler();
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: ConsistentHashingConfig = {}) {
@@ -75,15 +77,14 @@ export class ConsistentHashingPolicy implements Policy {
     const target = readHeader(headers, TARGET_WORKER_HEADER);
     const entry = this.#rings.get(workers, request?.ring);
     if (target !== undefined) {
-      const worker =
-        entry?.byUrlOrId(target) ?? workers.find((w) => w?.url === target || w?.id === target);
+      const worker = (entry?.view ?? viewOf(workers)).byUrlOrId(target);
       if (worker === undefined || !available(worker)) return undefined;
       worker.incrementProcessed();
       return worker;
     }
     const key = routingKey(request);
     if (key === undefined || entry === undefined)
-      return pick(workers, randomAvailable(workers, this.#random));
+      return pick(workers, this.#sampler.randomAvailable(workers, this.#random));
     return pick(
       entry.aligned as readonly Worker[],
       entry.ring.findIndex(key, entry.acceptAvailable),

@@ -3,21 +3,18 @@
  *
  * @module
  */
+
+import { IdentityMemo } from '../core/identity-memo.js';
 import { fail, readInteger, readNumber } from '../core/options.js';
 import type { Clock } from '../resilience/clock.js';
-import { currentHealthEpoch, type Worker } from '../workers/worker.js';
+import { type CandidateView, viewOf } from '../workers/candidate-view.js';
+import type { Worker } from '../workers/worker.js';
 import type { LoadReport, Policy, SelectRequest } from './policy.js';
 import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './support/config.js';
 import { kvPenalty, queuedWork, requestTokens, ScanScratch } from './support/least-load-score.js';
 import { LoadTable, type StoredLoad } from './support/load-table.js';
 import type { RandomSource } from './support/random.js';
-import {
-  isWorkerList,
-  pick,
-  readState,
-  scratchState,
-  twoRandomAvailable,
-} from './support/sampling.js';
+import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `least_load` policy. @public */
 export interface LeastLoadConfig extends CommonPolicyConfig {
@@ -53,11 +50,17 @@ export interface LeastLoadConfig extends CommonPolicyConfig {
   readonly staleAfterMs?: number;
 }
 
-/** The fleet nominal throughput of one candidate list, and what it was computed against. */
+/**
+ * The fleet nominal throughput of one candidate list, and what it was computed against: the
+ * reports' version and the list's availability version (a worker of the list that turns ready
+ * or not ready makes it stale; other lists and other registries do not).
+ */
 interface Nominal {
+  readonly view: CandidateView;
+  /** NaN until computed. */
   throughput: number;
   version: number;
-  epoch: number;
+  availability: number;
   /** When the oldest report it averages goes stale (ms, policy clock). */
   expiresAt: number;
 }
@@ -101,10 +104,8 @@ export class LeastLoadPolicy implements Policy {
   readonly #defaultThroughput: number;
   readonly #meanPrefillTokens: number;
   readonly #staleAfterMs: number;
-  #nominals = new WeakMap<readonly Worker[], Nominal>();
-  /** The last list seen and its nominal entry: skips the WeakMap when one list is routed. */
-  #lastList: readonly Worker[] | undefined;
-  #lastNominal: Nominal | undefined;
+  readonly #nominals = new IdentityMemo<readonly Worker[], Nominal>();
+  readonly #sampler = new Sampler();
   /** The fresh report of each candidate `#sampleTwo` scored, so the pick's credit needs no lookup. */
   readonly #pairReports: (StoredLoad | undefined)[] = [undefined, undefined];
   /** The chosen candidate's fresh report (credited after the pick), set by the scoring paths. */
@@ -155,18 +156,13 @@ export class LeastLoadPolicy implements Policy {
    */
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
     if (!isWorkerList(workers) || workers.length === 0) return undefined;
-    let nominal = this.#lastNominal;
-    if (workers !== this.#lastList) {
-      nominal = this.#nominals.get(workers);
-      this.#lastList = workers;
-      this.#lastNominal = nominal;
-    }
-    const cached = nominal !== undefined && this.#isCurrent(nominal) ? nominal : undefined;
+    const nominal = this.#nominals.get(workers, newNominal);
+    const current = this.#isCurrent(nominal);
     this.#chosenReport = undefined;
     const index =
-      cached !== undefined && workers.length > 2
-        ? this.#sampleTwo(workers, cached.throughput)
-        : this.#scanAll(workers, cached);
+      current && workers.length > 2
+        ? this.#sampleTwo(workers, nominal.throughput)
+        : this.#scanAll(workers, nominal, current);
     if (index < 0) return undefined;
     // Credit only matters while the worker has a fresh report; its next report starts from 0.
     const report = this.#chosenReport as StoredLoad | undefined; // set by the scoring paths above
@@ -194,9 +190,7 @@ export class LeastLoadPolicy implements Policy {
   /** Forgets every report, credit and cached nominal. */
   reset(): void {
     this.#loads.clear();
-    this.#nominals = new WeakMap();
-    this.#lastList = undefined;
-    this.#lastNominal = undefined;
+    this.#nominals.clear();
   }
 
   close(): void {
@@ -206,7 +200,7 @@ export class LeastLoadPolicy implements Policy {
   #isCurrent(nominal: Nominal): boolean {
     return (
       nominal.version === this.#loads.version &&
-      nominal.epoch === currentHealthEpoch() &&
+      nominal.availability === nominal.view.version &&
       this.#clock() <= nominal.expiresAt
     );
   }
@@ -215,7 +209,7 @@ export class LeastLoadPolicy implements Policy {
   #sampleTwo(workers: readonly Worker[], nominal: number): number {
     const pair = this.#pair;
     const loads = this.#pairLoads;
-    const found = twoRandomAvailable(workers, this.#random, pair, loads);
+    const found = this.#sampler.twoRandomAvailable(workers, this.#random, pair, loads);
     const now = this.#loads.now();
     const aligned = this.#loads.alignedTo(workers);
     const reports = this.#pairReports;
@@ -244,29 +238,30 @@ export class LeastLoadPolicy implements Policy {
   }
 
   /**
-   * One pass over the candidates, reading each one's state once into scratch arrays (and, without
-   * a `cached` nominal, recomputing the list's nominal from the ready ones), then the exact argmin
-   * over the stored values. Ties: fewer `processed`, then lower index.
+   * One pass over the candidates, reading each one's state once into scratch arrays (and, unless
+   * the nominal is `current`, recomputing it from the ready ones), then the exact argmin over the
+   * stored values. Ties: fewer `processed`, then lower index.
    */
-  #scanAll(workers: readonly Worker[], cached: Nominal | undefined): number {
+  #scanAll(workers: readonly Worker[], nominalEntry: Nominal, current: boolean): number {
     const n = workers.length;
     const s = this.#scan;
     s.ensure(n);
     const { available, reported, inFlight, processed, work, throughput, penalty } = s;
     const staleAfterMs = this.#staleAfterMs;
     const now = this.#loads.now();
-    const current = cached !== undefined;
+    const sampler = this.#sampler;
+    const state = sampler.state;
     let count = 0;
     let mean = 0;
     let expiresAt = Number.POSITIVE_INFINITY;
     for (let i = 0; i < n; i++) {
-      const ok = readState(workers[i]);
+      const ok = sampler.read(workers[i]);
       available[i] = ok ? 1 : 0;
       reported[i] = 0;
       // Not ready (or not a worker): neither a pick nor part of the nominal.
-      if (!scratchState.healthy || (current && !ok)) continue;
-      inFlight[i] = scratchState.load;
-      processed[i] = scratchState.processed;
+      if (!state.healthy || (current && !ok)) continue;
+      inFlight[i] = state.load;
+      processed[i] = state.processed;
       const url = workers[i]!.url;
       const report = this.#loads.fresh(url, now);
       if (report === undefined) continue;
@@ -285,8 +280,8 @@ export class LeastLoadPolicy implements Policy {
       penalty[i] = kvPenalty(this.#lambda, report.tokenUsage);
     }
     const nominal = current
-      ? cached.throughput
-      : this.#storeNominal(workers, count > 0 ? mean : this.#defaultThroughput, expiresAt);
+      ? nominalEntry.throughput
+      : this.#storeNominal(nominalEntry, count > 0 ? mean : this.#defaultThroughput, expiresAt);
     const meanPrefillTokens = this.#meanPrefillTokens;
     let best = -1;
     let bestScore = 0;
@@ -311,24 +306,24 @@ export class LeastLoadPolicy implements Policy {
     return best;
   }
 
-  #storeNominal(workers: readonly Worker[], throughput: number, expiresAt: number): number {
-    const version = this.#loads.version;
-    const epoch = currentHealthEpoch();
-    const entry = this.#nominals.get(workers);
-    if (entry === undefined) {
-      const created = { throughput, version, epoch, expiresAt };
-      this.#nominals.set(workers, created);
-      this.#lastNominal = created;
-    } else {
-      entry.throughput = throughput;
-      entry.version = version;
-      entry.epoch = epoch;
-      entry.expiresAt = expiresAt;
-      this.#lastNominal = entry;
-    }
-    this.#lastList = workers;
+  #storeNominal(entry: Nominal, throughput: number, expiresAt: number): number {
+    entry.throughput = throughput;
+    entry.version = this.#loads.version;
+    entry.availability = entry.view.version;
+    entry.expiresAt = expiresAt;
     return throughput;
   }
+}
+
+/** A list's nominal entry before its first computation (never current). */
+function newNominal(workers: readonly Worker[]): Nominal {
+  return {
+    view: viewOf(workers),
+    throughput: Number.NaN,
+    version: -1,
+    availability: -1,
+    expiresAt: Number.NEGATIVE_INFINITY,
+  };
 }
 
 /** A finite number greater than 0, or the fallback when undefined. */

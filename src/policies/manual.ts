@@ -3,8 +3,11 @@
  *
  * @module
  */
+
+import { IdentityMemo } from '../core/identity-memo.js';
 import { readBoolean, readEnum, readInteger } from '../core/options.js';
 import type { Clock } from '../resilience/clock.js';
+import { type CandidateView, viewOf } from '../workers/candidate-view.js';
 import { Worker } from '../workers/worker.js';
 import { routingKey } from './consistent-hashing.js';
 import { type Policy, ROUTING_KEY_HEADER, type SelectRequest } from './policy.js';
@@ -12,15 +15,7 @@ import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './su
 import { readHeader } from './support/headers.js';
 import { type ManualEntryInfo, ManualTable } from './support/manual-table.js';
 import { type RandomSource, randomIndex } from './support/random.js';
-import {
-  available,
-  isWorkerList,
-  leastLoaded,
-  pick,
-  randomAvailable,
-  readState,
-  scratchState,
-} from './support/sampling.js';
+import { available, isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /**
  * How `manual` places a key it has no available worker for: `random` (uniform over available
@@ -86,12 +81,6 @@ export interface ManualConfig extends CommonPolicyConfig {
   readonly identityHeaders?: boolean;
 }
 
-/** Per candidate list: URL → index of its first occurrence. */
-interface CandidateIndex {
-  readonly length: number;
-  readonly byUrl: Map<string, number>;
-}
-
 /**
  * Keeps each routing key on the worker it was first placed on, so a session's KV cache (or any
  * per-worker state: LoRA adapters, tool sandboxes) is reused on every turn. Choose it over
@@ -136,7 +125,8 @@ export class ManualPolicy implements Policy {
   readonly #random: RandomSource;
   readonly #clock: Clock;
   readonly #table: ManualTable;
-  #indexes = new WeakMap<readonly Worker[], CandidateIndex>();
+  readonly #views = new IdentityMemo<readonly Worker[], CandidateView>();
+  readonly #sampler = new Sampler();
   #lastSweep = Number.NEGATIVE_INFINITY;
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
@@ -188,7 +178,7 @@ export class ManualPolicy implements Policy {
       return pick(workers, index);
     }
     table.touch(key, entry, now);
-    const candidates = this.#indexOf(workers);
+    const candidates = this.#views.get(workers, viewOf);
     const primary = indexIn(workers, candidates, entry.primary);
     if (primary >= 0 && available(workers[primary])) return pick(workers, primary);
     const secondary = entry.secondary;
@@ -210,7 +200,7 @@ export class ManualPolicy implements Policy {
   /** Forgets every key. */
   reset(): void {
     this.#table.clear();
-    this.#indexes = new WeakMap();
+    this.#views.clear();
     this.#lastSweep = Number.NEGATIVE_INFINITY;
   }
 
@@ -234,11 +224,12 @@ export class ManualPolicy implements Policy {
   #place(workers: readonly Worker[], skipA: string | undefined, skipB: string | undefined): number {
     const mode = this.#mode;
     if (skipA === undefined) {
-      if (mode === 'random') return randomAvailable(workers, this.#random);
-      if (mode === 'min_load') return leastLoaded(workers);
+      if (mode === 'random') return this.#sampler.randomAvailable(workers, this.#random);
+      if (mode === 'min_load') return this.#sampler.leastLoaded(workers);
     }
     const table = this.#table;
-    const state = scratchState;
+    const sampler = this.#sampler;
+    const state = sampler.state;
     let best = -1;
     let bestKeys = 0;
     let bestLoad = 0;
@@ -247,7 +238,7 @@ export class ManualPolicy implements Policy {
     for (let i = 0; i < workers.length; i++) {
       const worker = workers[i];
       if (worker instanceof Worker && (worker.url === skipA || worker.url === skipB)) continue;
-      if (!readState(worker)) continue;
+      if (!sampler.read(worker)) continue;
       if (mode === 'random') {
         // Reservoir sampling: the k-th available candidate replaces the choice with chance 1/k.
         if (randomIndex(this.#random, ++seen) === 0) best = i;
@@ -268,26 +259,12 @@ export class ManualPolicy implements Policy {
     }
     return best;
   }
-
-  /** URL → first index for this candidate list, built once per list identity. */
-  #indexOf(workers: readonly Worker[]): CandidateIndex {
-    const cached = this.#indexes.get(workers);
-    if (cached !== undefined && cached.length === workers.length) return cached;
-    const byUrl = new Map<string, number>();
-    for (let i = 0; i < workers.length; i++) {
-      const worker = workers[i];
-      if (worker instanceof Worker && !byUrl.has(worker.url)) byUrl.set(worker.url, i);
-    }
-    const index: CandidateIndex = { length: workers.length, byUrl };
-    this.#indexes.set(workers, index);
-    return index;
-  }
 }
 
 /** Index of the candidate with `url`, or -1. O(1). */
-function indexIn(workers: readonly Worker[], candidates: CandidateIndex, url: string): number {
-  const index = candidates.byUrl.get(url);
-  if (index === undefined) return -1;
+function indexIn(workers: readonly Worker[], candidates: CandidateView, url: string): number {
+  const index = candidates.indexOf(url);
+  if (index < 0) return -1;
   const worker = workers[index];
   // A list mutated after it was indexed (registry lists never are): fall back to a scan.
   if (worker instanceof Worker && worker.url === url) return index;

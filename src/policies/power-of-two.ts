@@ -9,7 +9,7 @@ import type { LoadReport, Policy } from './policy.js';
 import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './support/config.js';
 import { LoadTable, type StoredLoad } from './support/load-table.js';
 import type { RandomSource } from './support/random.js';
-import { isWorkerList, pick, twoRandomAvailable } from './support/sampling.js';
+import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `power_of_two` policy. @public */
 export interface PowerOfTwoConfig extends CommonPolicyConfig {
@@ -54,6 +54,7 @@ export interface PowerOfTwoConfig extends CommonPolicyConfig {
 export class PowerOfTwoPolicy implements Policy {
   readonly name = 'power_of_two' as const;
   readonly #random: RandomSource;
+  readonly #sampler = new Sampler();
   /** Reports per URL; `StoredLoad.credit` counts the requests sent since each one (not tokens). */
   readonly #loads: LoadTable;
   readonly #pair = new Int32Array(2);
@@ -83,7 +84,7 @@ export class PowerOfTwoPolicy implements Policy {
     if (!isWorkerList(workers)) return undefined;
     const pair = this.#pair;
     const inFlight = this.#inFlight;
-    const found = twoRandomAvailable(workers, this.#random, pair, inFlight);
+    const found = this.#sampler.twoRandomAvailable(workers, this.#random, pair, inFlight);
     if (found === 0) return undefined;
     let a: StoredLoad | undefined;
     let b: StoredLoad | undefined;

@@ -6,13 +6,12 @@
 import { loadedHasher } from '../core/hash.js';
 import { readInteger, readNumber } from '../core/options.js';
 import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
-import { totalLoadOf } from '../workers/load-counter.js';
 import type { Worker } from '../workers/worker.js';
 import type { Policy, SelectRequest } from './policy.js';
 import { type CandidateRing, CandidateRings } from './support/candidate-ring.js';
 import { type CommonPolicyConfig, readConfig } from './support/config.js';
 import { PrefixKey } from './support/prefix-key.js';
-import { isWorkerList, leastLoaded, pick, readState, scratchState } from './support/sampling.js';
+import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `prefix_hash` policy. @public */
 export interface PrefixHashConfig extends CommonPolicyConfig {
@@ -50,14 +49,15 @@ export class PrefixHashPolicy implements Policy {
   readonly #rings: CandidateRings;
   readonly #key: PrefixKey;
   readonly #factor: number;
+  readonly #sampler = new Sampler();
   // Per-call state read by the walk predicate (created once, so a select allocates nothing).
   #entry: CandidateRing | undefined;
   #cap = 0;
   #best = -1;
   #bestLoad = 0;
   readonly #acceptBounded = (_url: string, index: number): boolean => {
-    if (!readState(this.#entry!.aligned[index])) return false;
-    const load = scratchState.load;
+    if (!this.#sampler.read(this.#entry!.aligned[index])) return false;
+    const load = this.#sampler.state.load;
     if (load + 1 <= this.#cap) return true;
     if (this.#best < 0 || load < this.#bestLoad) {
       this.#best = index;
@@ -83,9 +83,9 @@ export class PrefixHashPolicy implements Policy {
     const hasher = loadedHasher();
     const entry = hasher === undefined ? undefined : this.#rings.get(workers, request?.ring);
     if (entry === undefined || !this.#key.hash(hasher!, request?.tokens, request?.text)) {
-      return pick(workers, leastLoaded(workers));
+      return pick(workers, this.#sampler.leastLoaded(workers));
     }
-    const total = totalLoadOf(workers);
+    const total = entry.view.totalLoad();
     this.#entry = entry;
     this.#cap = Math.ceil((this.#factor * (total + 1)) / workers.length);
     this.#best = -1;

@@ -7,7 +7,7 @@ import type { Worker } from '../workers/worker.js';
 import type { Policy } from './policy.js';
 import { type CommonPolicyConfig, readConfig, readRandom } from './support/config.js';
 import type { RandomSource } from './support/random.js';
-import { isWorkerList, pick, randomAvailable } from './support/sampling.js';
+import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `random` policy (only the common ones). @public */
 export type RandomConfig = CommonPolicyConfig;
@@ -25,6 +25,7 @@ export type RandomConfig = CommonPolicyConfig;
 export class RandomPolicy implements Policy {
   readonly name = 'random' as const;
   readonly #random: RandomSource;
+  readonly #sampler = new Sampler();
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: RandomConfig = {}) {
@@ -34,6 +35,6 @@ export class RandomPolicy implements Policy {
 
   select(workers: readonly Worker[]): Worker | undefined {
     if (!isWorkerList(workers)) return undefined;
-    return pick(workers, randomAvailable(workers, this.#random));
+    return pick(workers, this.#sampler.randomAvailable(workers, this.#random));
   }
 }

@@ -14,8 +14,9 @@
  */
 import type { Hasher } from '../core/hash.js';
 import { HashRing, type PointCache } from '../ring/hash-ring.js';
-import { LoadCounter, trackTotal } from '../workers/load-counter.js';
-import { Worker } from '../workers/worker.js';
+import { attachView } from '../workers/candidate-view.js';
+import { LoadCounter } from '../workers/load-counter.js';
+import { type Worker, workerInternals } from '../workers/worker.js';
 import type { WorkerStatus, WorkerType } from '../workers/worker-spec.js';
 import type { ConnectionMode } from '../workers/worker-url.js';
 
@@ -82,8 +83,9 @@ export class WorkerIndex {
   /** Live workers in registration order (cached). */
   all(): readonly Worker[] {
     if (this.#all === undefined) {
-      this.#all = this.#byId.size === 0 ? EMPTY_WORKERS : [...this.#byId.values()];
-      if (this.#all !== EMPTY_WORKERS) trackTotal(this.#all, [this.#allLoad]);
+      const all = this.#byId.size === 0 ? EMPTY_WORKERS : [...this.#byId.values()];
+      if (all !== EMPTY_WORKERS) this.#attach(all, [this.#allLoad], undefined);
+      this.#all = all;
     }
     return this.#all;
   }
@@ -108,16 +110,21 @@ export class WorkerIndex {
   }
 
   byType(type: WorkerType): readonly Worker[] {
-    return cached(this.#typeArrays, this.#byType, type);
+    return this.#grouped(this.#typeArrays, this.#byType, type);
   }
 
   byConnection(connection: ConnectionMode): readonly Worker[] {
-    return cached(this.#connectionArrays, this.#byConnection, connection);
+    return this.#grouped(this.#connectionArrays, this.#byConnection, connection);
   }
 
   /** The ring over `byModel(model)`, or over every worker when `model` is undefined. */
   ring(model: string | undefined): HashRing {
     const workers = model === undefined ? this.all() : this.byModel(model);
+    return this.#ringOf(workers, model);
+  }
+
+  /** The ring over `workers`, one of the arrays `all()` / `byModel(model)` returns now. */
+  #ringOf(workers: readonly Worker[], model: string | undefined): HashRing {
     const key = workers === this.#all ? ALL : this.#explicit.has(model!) ? model! : WILDCARD_ONLY;
     const entry = this.#rings.get(key);
     if (entry !== undefined) {
@@ -236,7 +243,7 @@ export class WorkerIndex {
         this.#wildcard.size === 0
           ? [...explicit.values()]
           : [...explicit.values(), ...this.#wildcard.values()];
-      trackTotal(array, [this.#modelLoad.get(model)!, this.#wildcardLoad]);
+      this.#attach(array, [this.#modelLoad.get(model)!, this.#wildcardLoad], model);
     }
     this.#modelArrays.set(model, array);
     return array;
@@ -245,10 +252,9 @@ export class WorkerIndex {
   #wildcardWorkers(): readonly Worker[] {
     if (this.#explicit.size === 0) return this.all();
     if (this.#wildcardArray === undefined) {
-      this.#wildcardArray =
-        this.#wildcard.size === 0 ? EMPTY_WORKERS : [...this.#wildcard.values()];
-      if (this.#wildcardArray !== EMPTY_WORKERS)
-        trackTotal(this.#wildcardArray, [this.#wildcardLoad]);
+      const wildcard = this.#wildcard.size === 0 ? EMPTY_WORKERS : [...this.#wildcard.values()];
+      if (wildcard !== EMPTY_WORKERS) this.#attach(wildcard, [this.#wildcardLoad], WILDCARD_ONLY);
+      this.#wildcardArray = wildcard;
     }
     return this.#wildcardArray;
   }
@@ -259,7 +265,8 @@ export class WorkerIndex {
       worker.models.length === 0
         ? [this.#allLoad, this.#wildcardLoad]
         : [this.#allLoad, ...worker.models.map((m) => this.#modelLoad.get(m)!)];
-    Worker.runtimeOf(worker).counters = counters;
+    // The registry-wide group comes first: views of foreign lists read their version from it.
+    workerInternals.runtimeOf(worker).counters = counters;
   }
 
   #link(worker: Worker): void {
@@ -340,6 +347,37 @@ export class WorkerIndex {
     arrays.delete(to);
   }
 
+  /**
+   * Attaches the candidate view of an array handed out: its in-flight groups (which also make its
+   * version) and its ring — the registry's ring as long as the array is still current; a stale
+   * array held by a caller gets none, so a policy builds one over exactly its workers.
+   */
+  #attach(array: readonly Worker[], groups: readonly LoadCounter[], model: string | undefined) {
+    const current = (): boolean =>
+      model === undefined
+        ? this.#all === array
+        : (model === WILDCARD_ONLY ? this.#wildcardWorkers() : this.byModel(model)) === array;
+    attachView(array, groups, groups, () =>
+      current() ? this.#ringOf(array, model === WILDCARD_ONLY ? undefined : model) : undefined,
+    );
+  }
+
+  /** A type or connection group's array (no in-flight groups: its version is the registry's). */
+  #grouped<K>(
+    arrays: Map<K, readonly Worker[]>,
+    groups: Map<K, Map<string, Worker>>,
+    key: K,
+  ): readonly Worker[] {
+    let array = arrays.get(key);
+    if (array === undefined) {
+      const members = groups.get(key);
+      array = members === undefined || members.size === 0 ? EMPTY_WORKERS : [...members.values()];
+      if (array !== EMPTY_WORKERS) attachView(array, undefined, [this.#allLoad]);
+      arrays.set(key, array);
+    }
+    return array;
+  }
+
   #invalidateWildcard(): void {
     this.#wildcardArray = undefined;
     this.#modelArrays.clear();
@@ -353,20 +391,6 @@ function group<K, V>(map: Map<K, Map<string, V>>, key: K): Map<string, V> {
     map.set(key, members);
   }
   return members;
-}
-
-function cached<K>(
-  arrays: Map<K, readonly Worker[]>,
-  groups: Map<K, Map<string, Worker>>,
-  key: K,
-): readonly Worker[] {
-  let array = arrays.get(key);
-  if (array === undefined) {
-    const members = groups.get(key);
-    array = members === undefined || members.size === 0 ? EMPTY_WORKERS : [...members.values()];
-    arrays.set(key, array);
-  }
-  return array;
 }
 
 /** Whether `ring` holds exactly the URLs of `workers` (URLs are unique among live workers). */

@@ -15,7 +15,7 @@ import {
 } from '../resilience/circuit-breaker-config.js';
 import { type RetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import type { HashRing } from '../ring/hash-ring.js';
-import { Worker, WorkerRuntime } from '../workers/worker.js';
+import { Worker, WorkerRuntime, workerInternals } from '../workers/worker.js';
 import {
   MAX_MODEL_ID_LENGTH,
   type ResolvedWorkerSpec,
@@ -405,7 +405,7 @@ export class WorkerRegistry {
       this.#assertOpen();
       const worker = this.#liveOrThrow(id);
       checkRevision(worker, expected);
-      const runtime = Worker.runtimeOf(worker);
+      const runtime = workerInternals.runtimeOf(worker);
       const from = runtime.status;
       if (from === to || (onlyFrom !== undefined && from !== onlyFrom)) return undefined;
       runtime.status = to;
@@ -432,8 +432,8 @@ export class WorkerRegistry {
     this.#assertOpen();
     this.#breakerDefaults = resolveCircuitBreakerConfig(config, 'circuitBreaker');
     for (const worker of this.#index.all()) {
-      const runtime = Worker.runtimeOf(worker);
-      const resolved = this.#breakerConfigFor(Worker.specOf(worker));
+      const runtime = workerInternals.runtimeOf(worker);
+      const resolved = this.#breakerConfigFor(workerInternals.specOf(worker));
       if (!sameCircuitBreakerConfig(runtime.breaker.config, resolved)) {
         this.#swapBreaker(runtime, resolved);
       }
@@ -546,7 +546,7 @@ export class WorkerRegistry {
   }
 
   #replaceLocked(current: Worker, spec: ResolvedWorkerSpec): Worker {
-    const runtime = Worker.runtimeOf(current);
+    const runtime = workerInternals.runtimeOf(current);
     const breakerConfig = this.#breakerConfigFor(spec);
     if (!sameCircuitBreakerConfig(runtime.breaker.config, breakerConfig)) {
       this.#swapBreaker(runtime, breakerConfig);
@@ -576,7 +576,7 @@ export class WorkerRegistry {
 
   #removeLocked(worker: Worker): Worker {
     this.#index.remove(worker);
-    Worker.runtimeOf(worker).live = false;
+    workerInternals.runtimeOf(worker).live = false;
     this.#dropOrphanRetryConfigs(worker.models);
     this.#hub.emit({ type: 'removed', seq: 0, workerId: worker.id, worker });
     return worker;

@@ -8,7 +8,7 @@
 import { isWellFormed } from '../core/options.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { Transport } from '../transport/transport.js';
-import { Worker } from '../workers/worker.js';
+import { type Worker, workerInternals } from '../workers/worker.js';
 import {
   MAX_MODEL_ID_LENGTH,
   MAX_MODELS_PER_WORKER,
@@ -99,7 +99,7 @@ export class ModelDiscovery {
       return;
     try {
       // The resolved spec reads back as a spec: every field the worker was registered with.
-      const spec = { ...Worker.specOf(current), models: ids } as WorkerSpec;
+      const spec = { ...workerInternals.specOf(current), models: ids } as WorkerSpec;
       await this.#registry.replace(worker.id, spec, { expectedRevision: worker.revision });
       this.stats.discovered++;
     } catch {

@@ -61,16 +61,6 @@ export interface WorkerInfo {
   readonly circuitBreaker: CircuitBreakerSnapshot;
 }
 
-let healthEpoch = 0;
-
-/**
- * @internal A number that changes whenever any worker's status or liveness changes, in any
- * registry. Policies cache values derived from "which workers are ready" against it.
- */
-export function currentHealthEpoch(): number {
-  return healthEpoch;
-}
-
 /**
  * @internal State shared by every revision of one worker id: a `replace` hands the same runtime
  * to the new revision, so status, counters and in-flight leases carry over.
@@ -126,7 +116,6 @@ export class WorkerRuntime {
   }
 
   set status(to: WorkerStatus) {
-    if (to !== this.#status) healthEpoch++;
     this.#status = to;
     this.routable = this.#live && to === 'ready';
     this.#resync();
@@ -137,7 +126,6 @@ export class WorkerRuntime {
   }
 
   set live(value: boolean) {
-    if (value !== this.#live) healthEpoch++;
     this.#live = value;
     this.routable = value && this.#status === 'ready';
     this.#resync();
@@ -170,20 +158,34 @@ export class WorkerRuntime {
     return this.#breakerClosed || this.#breaker.canExecute();
   }
 
-  /** Moves this worker to its current level in its current groups' load histograms. */
+  /**
+   * Moves this worker to its current level in its current groups' load histograms, and moves
+   * the version of every group whose set of available workers changed (this worker became
+   * available or unavailable, or joined or left the group).
+   */
   #resync(): void {
     const level = this.routable && this.#breakerClosed ? this.#load : -1;
     const groups = this.#counters;
-    if (level === this.#histLevel && groups === this.#histGroups) return;
-    if (this.#histLevel >= 0) {
-      for (let i = 0; i < this.#histGroups.length; i++)
-        this.#histGroups[i]!.histogram.remove(this.#histLevel);
-    }
+    const before = this.#histLevel;
+    const previous = this.#histGroups;
+    if (level === before && groups === previous) return;
+    if (before >= 0)
+      for (let i = 0; i < previous.length; i++) previous[i]!.histogram.remove(before);
     if (level >= 0) for (let i = 0; i < groups.length; i++) groups[i]!.histogram.add(level);
+    if (groups !== previous) {
+      for (let i = 0; i < previous.length; i++) previous[i]!.version++;
+      for (let i = 0; i < groups.length; i++) groups[i]!.version++;
+    } else if (before < 0 !== level < 0) {
+      for (let i = 0; i < groups.length; i++) groups[i]!.version++;
+    }
     this.#histLevel = level;
     this.#histGroups = groups;
   }
 }
+
+// Set by the `Worker` class's static block; read through `workerInternals`.
+let readSpec: (worker: Worker) => ResolvedWorkerSpec;
+let readRuntime: (worker: Worker) => WorkerRuntime;
 
 /**
  * One model-server worker. Read-only to callers except for the documented counters
@@ -375,13 +377,34 @@ export class Worker {
     return `Worker ${inspect(this.toJSON(), { depth: 3 })}`;
   }
 
-  /** @internal The resolved spec this revision was built from. */
-  static specOf(worker: Worker): ResolvedWorkerSpec {
-    return worker.#spec;
-  }
-
-  /** @internal The runtime shared across revisions. */
-  static runtimeOf(worker: Worker): WorkerRuntime {
-    return worker.#runtime;
+  static {
+    // The registry, the policies' candidate reads and the router reach a worker's spec and
+    // runtime through `workerInternals` (below), never through the public class.
+    readSpec = (worker) => worker.#spec;
+    readRuntime = (worker) => worker.#runtime;
   }
 }
+
+/**
+ * @internal Privileged access to a worker's resolved spec and shared runtime, for the layers
+ * that own them (the registry mutates the runtime; candidate reads and leases read it). Not part
+ * of the public API: a caller that sets `routable` by hand would bypass the registry. An object
+ * rather than bare functions so tests can count the reads.
+ */
+export const workerInternals = {
+  /** The resolved spec this revision was built from. */
+  specOf(worker: Worker): ResolvedWorkerSpec {
+    return readSpec(worker);
+  },
+  /** The runtime shared across revisions. */
+  runtimeOf(worker: Worker): WorkerRuntime {
+    return readRuntime(worker);
+  },
+  /**
+   * The registry-wide load group of the worker (its registry's: every worker's first group), or
+   * `undefined` before it joined one. Not a routing-state read.
+   */
+  registryGroupOf(worker: Worker): LoadCounter | undefined {
+    return readRuntime(worker).counters[0];
+  },
+};

@@ -11,8 +11,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Router, type Transport, type Worker, WorkerRegistry } from '../../src/index.js';
+import { viewOf } from '../../src/workers/candidate-view.js';
 import type { WorkerLease } from '../../src/workers/lease.js';
-import { totalLoadOf } from '../../src/workers/load-counter.js';
 import type { WorkerStatus } from '../../src/workers/worker-spec.js';
 import { runs } from '../helpers/fc-settings.js';
 
@@ -92,7 +92,7 @@ function check(
     expect(worker.load, `load of ${worker.id}`).toBe(unreleased.get(worker.id) ?? 0);
   }
   for (const workers of groupArrays(registry))
-    expect(totalLoadOf(workers)).toBeGreaterThanOrEqual(0);
+    expect(viewOf(workers).totalLoad()).toBeGreaterThanOrEqual(0);
 }
 
 describe('leases (property)', () => {
@@ -165,7 +165,7 @@ describe('leases (property)', () => {
 
           for (const lease of leases) lease.release();
           for (const worker of seen) expect(worker.load).toBe(0);
-          for (const workers of groupArrays(registry)) expect(totalLoadOf(workers)).toBe(0);
+          for (const workers of groupArrays(registry)) expect(viewOf(workers).totalLoad()).toBe(0);
           await router.close();
           await registry.close();
         },

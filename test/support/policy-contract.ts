@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import { expect, it, vi } from 'vitest';
 import type { Policy, SelectRequest, WorkerStatus } from '../../src/index.js';
 import { Worker, WorkerRegistry } from '../../src/index.js';
+import { workerInternals } from '../../src/workers/worker.js';
 import { runs } from '../helpers/fc-settings.js';
 
 type Shape = { status: WorkerStatus; open: boolean; removed: boolean; load: number };
@@ -196,7 +197,7 @@ export async function buildFleet(
 
 /**
  * Counts state reads per worker while `fn` runs: `routingState()`, `isAvailable()`, and the
- * internal runtime read (`Worker.runtimeOf`) the policies' hot loops use.
+ * internal runtime read (`workerInternals.runtimeOf`) the policies' hot loops use.
  */
 export function countReads<T>(
   workers: readonly Worker[],
@@ -204,12 +205,11 @@ export function countReads<T>(
 ): { result: T; reads: number[] } {
   const reads = workers.map(() => 0);
   const index = new Map(workers.map((w, i) => [w, i]));
-  const internal = Worker as unknown as { runtimeOf(w: Worker): unknown };
-  const original = internal.runtimeOf;
-  const runtimeSpy = vi.spyOn(internal, 'runtimeOf').mockImplementation((w: Worker) => {
+  const original = workerInternals.runtimeOf;
+  const runtimeSpy = vi.spyOn(workerInternals, 'runtimeOf').mockImplementation((w: Worker) => {
     const i = index.get(w);
     if (i !== undefined) reads[i]!++;
-    return original.call(Worker, w);
+    return original.call(workerInternals, w);
   });
   const spies = workers.map((worker, i) => [
     vi.spyOn(worker, 'routingState').mockImplementation(function (this: Worker, into) {

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Worker, type WorkerLease, WorkerRegistry } from '../../src/index.js';
-import { loadBoundsOf, totalLoadOf } from '../../src/workers/load-counter.js';
+import { viewOf } from '../../src/workers/candidate-view.js';
 import { runs } from '../helpers/fc-settings.js';
 
 type Op =
@@ -75,7 +75,8 @@ describe('group in-flight totals', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(calm, { maxLength: 60 }), async (ops) => {
         await run(ops, (registry) => {
-          for (const workers of groups(registry)) expect(totalLoadOf(workers)).toBe(sum(workers));
+          for (const workers of groups(registry))
+            expect(viewOf(workers).totalLoad()).toBe(sum(workers));
         });
       }),
       runs(200, 1000),
@@ -87,10 +88,10 @@ describe('group in-flight totals', () => {
       fc.asyncProperty(fc.array(churn, { maxLength: 60 }), async (ops) => {
         const { registry, leases } = await run(ops, (registry) => {
           for (const workers of groups(registry))
-            expect(totalLoadOf(workers)).toBeGreaterThanOrEqual(0);
+            expect(viewOf(workers).totalLoad()).toBeGreaterThanOrEqual(0);
         });
         for (const lease of leases) lease.release();
-        for (const workers of groups(registry)) expect(totalLoadOf(workers)).toBe(0);
+        for (const workers of groups(registry)) expect(viewOf(workers).totalLoad()).toBe(0);
       }),
       runs(200, 1000),
     );
@@ -104,8 +105,8 @@ describe('group in-flight totals', () => {
     b.acquire();
     b.acquire();
 
-    expect(totalLoadOf([a, b])).toBe(3);
-    expect(totalLoadOf([b])).toBe(2);
+    expect(viewOf([a, b]).totalLoad()).toBe(3);
+    expect(viewOf([b]).totalLoad()).toBe(2);
   });
 });
 
@@ -162,7 +163,7 @@ describe('group load histograms', () => {
           }
           for (const workers of groups(registry)) {
             if (workers.length === 0) continue; // the shared empty array: nothing to bound
-            expect(loadBoundsOf(workers, out)).toBe(true);
+            expect(viewOf(workers).loadBounds(out)).toBe(true);
             const loads = workers
               .filter((w) => w.status === 'ready' && w.circuitBreaker.state === 'closed')
               .map((w) => w.load);
@@ -181,6 +182,6 @@ describe('group load histograms', () => {
   it('report nothing for a list the registry did not hand out', async () => {
     const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
     const a = await registry.register({ url: 'http://a:1' });
-    expect(loadBoundsOf([a], new Float64Array(3))).toBe(false);
+    expect(viewOf([a]).loadBounds(new Float64Array(3))).toBe(false);
   });
 });

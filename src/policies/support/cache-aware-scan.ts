@@ -10,9 +10,11 @@
 import { blockKey } from '../../cache/block-hashes.js';
 import type { KvBlockIndex } from '../../cache/kv-event-store.js';
 import type { RadixTree } from '../../cache/radix-tree.js';
-import { Worker } from '../../workers/worker.js';
+import { IdentityMemo } from '../../core/identity-memo.js';
+import { type CandidateView, viewOf } from '../../workers/candidate-view.js';
+import { type RoutingState, Worker, workerInternals } from '../../workers/worker.js';
 import type { LoadTable, StoredLoad } from './load-table.js';
-import { readState, scratchState } from './sampling.js';
+import { readState } from './sampling.js';
 
 /** @internal */
 export class CacheAwareScan {
@@ -32,9 +34,8 @@ export class CacheAwareScan {
   #minLoad = 0;
   #maxLoad = 0;
   #kvFired = false;
-  #indexes = new WeakMap<readonly Worker[], Map<string, number>>();
-  #lastList: readonly Worker[] | undefined;
-  #lastIndex: Map<string, number> | undefined;
+  readonly #views = new IdentityMemo<readonly Worker[], CandidateView>();
+  readonly #state: RoutingState = { healthy: false, canExecute: false, load: 0, processed: 0 };
 
   constructor(spread: number, ceiling: number) {
     this.#spread = spread;
@@ -87,7 +88,7 @@ export class CacheAwareScan {
           available[i] = 0;
           continue;
         }
-        const rt = Worker.runtimeOf(worker);
+        const rt = workerInternals.runtimeOf(worker);
         if (!rt.routable || !rt.canExecute()) {
           available[i] = 0;
           continue;
@@ -146,14 +147,14 @@ export class CacheAwareScan {
     ids: Iterable<number>,
     tree: RadixTree<unknown, unknown>,
   ): number {
-    const index = this.#indexOf(workers);
+    const view = this.viewOf(workers);
     const load = this.#load;
     const processed = this.#processed;
     let best = -1;
     for (const id of ids) {
       const name = tree.nameOf(id);
-      const i = name === undefined ? undefined : index.get(name);
-      if (i === undefined || !this.#read(workers, i)) continue;
+      const i = name === undefined ? -1 : view.indexOf(name);
+      if (i < 0 || !this.#read(workers, i)) continue;
       if (
         best < 0 ||
         load[i]! < load[best]! ||
@@ -181,13 +182,13 @@ export class CacheAwareScan {
     if (blocks === 0) return -1;
     const first = events.holders(blockKey(hi[0]!, lo[0]!));
     if (first === undefined) return -1;
-    const index = this.#indexOf(workers);
+    const view = this.viewOf(workers);
     const available = this.#available;
     const active = this.#active;
     let count = 0;
     for (const url of first) {
-      const i = index.get(url);
-      if (i !== undefined && available[i] === 1) active[count++] = i;
+      const i = view.indexOf(url);
+      if (i >= 0 && available[i] === 1) active[count++] = i;
     }
     for (let b = 1; b < blocks && count > 1; b++) {
       const holders = events.holders(blockKey(hi[b]!, lo[b]!));
@@ -222,35 +223,20 @@ export class CacheAwareScan {
   #read(workers: readonly Worker[], i: number): boolean {
     if (this.#readAt[i] === this.#epoch) return this.#available[i] === 1;
     this.#readAt[i] = this.#epoch;
-    if (!readState(workers[i])) {
+    const state = this.#state;
+    if (!readState(workers[i], state)) {
       this.#available[i] = 0;
       return false;
     }
     this.#available[i] = 1;
-    this.#load[i] = scratchState.load;
-    this.#processed[i] = scratchState.processed;
+    this.#load[i] = state.load;
+    this.#processed[i] = state.processed;
     return true;
   }
 
-  /**
-   * URL → first position of a worker with it in a candidate list, built once per list (O(n)).
-   * Entries that are not workers are left out, so a foreign object with a worker's URL can never
-   * stand in for it.
-   */
-  #indexOf(workers: readonly Worker[]): Map<string, number> {
-    if (workers === this.#lastList && this.#lastIndex !== undefined) return this.#lastIndex;
-    let index = this.#indexes.get(workers);
-    if (index === undefined) {
-      index = new Map();
-      for (let i = workers.length - 1; i >= 0; i--) {
-        const worker = workers[i];
-        if (worker instanceof Worker) index.set(worker.url, i);
-      }
-      this.#indexes.set(workers, index);
-    }
-    this.#lastList = workers;
-    this.#lastIndex = index;
-    return index;
+  /** The candidate view of `workers` (URL → position, in-flight figures), kept per list. */
+  viewOf(workers: readonly Worker[]): CandidateView {
+    return this.#views.get(workers, viewOf);
   }
 
   #grow(n: number): void {

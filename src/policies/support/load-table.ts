@@ -4,6 +4,7 @@
  * @module
  * @internal
  */
+import { IdentityMemo } from '../../core/identity-memo.js';
 import type { Clock } from '../../resilience/clock.js';
 import { Worker } from '../../workers/worker.js';
 import type { LoadReport } from '../policy.js';
@@ -34,12 +35,13 @@ interface Aligned {
   reports: (StoredLoad | undefined)[];
 }
 
+/** An alignment not built yet (version -1 never matches). */
+const NEW_ALIGNED = (): Aligned => ({ version: -1, reports: [] });
+
 /** @internal */
 export class LoadTable {
   readonly #reports = new Map<string, StoredLoad>();
-  #aligned = new WeakMap<readonly Worker[], Aligned>();
-  #lastList: readonly Worker[] | undefined;
-  #lastAligned: Aligned | undefined;
+  readonly #aligned = new IdentityMemo<readonly Worker[], Aligned>();
   readonly #clock: Clock;
   readonly #staleAfterMs: number;
   #version = 0;
@@ -117,23 +119,16 @@ export class LoadTable {
    * are).
    */
   alignedTo(workers: readonly Worker[]): readonly (StoredLoad | undefined)[] {
-    let entry = workers === this.#lastList ? this.#lastAligned : this.#aligned.get(workers);
-    if (entry === undefined || entry.version !== this.#version) {
-      const reports = entry?.reports ?? [];
+    const entry = this.#aligned.get(workers, NEW_ALIGNED);
+    if (entry.version !== this.#version) {
+      const reports = entry.reports;
       reports.length = workers.length;
       for (let i = 0; i < workers.length; i++) {
         const worker = workers[i];
         reports[i] = worker instanceof Worker ? this.#reports.get(worker.url) : undefined;
       }
-      if (entry === undefined) {
-        entry = { version: this.#version, reports };
-        this.#aligned.set(workers, entry);
-      } else {
-        entry.version = this.#version;
-      }
+      entry.version = this.#version;
     }
-    this.#lastList = workers;
-    this.#lastAligned = entry;
     return entry.reports;
   }
 
@@ -143,9 +138,7 @@ export class LoadTable {
 
   clear(): void {
     this.#reports.clear();
-    this.#aligned = new WeakMap();
-    this.#lastList = undefined;
-    this.#lastAligned = undefined;
+    this.#aligned.clear();
     this.#version++;
   }
 }

@@ -1,21 +1,15 @@
 /**
  * Candidate walks shared by the policies. Each reads a candidate's state at most once per call
  * (one `isAvailable()` or one `routingState()`), and the random walks stop at the first hits, so
- * when most candidates are available they cost O(1) whatever the fleet size.
+ * when most candidates are available they cost O(1) whatever the fleet size. The stateless walks
+ * are functions; the ones that need scratch space (a read's values, a shuffled permutation) are
+ * methods of a {@link Sampler}, one per policy instance, so no state is shared between policies.
  *
  * @module
  * @internal
  */
-import { type RoutingState, Worker } from '../../workers/worker.js';
+import { type RoutingState, Worker, workerInternals } from '../../workers/worker.js';
 import { type RandomSource, randomIndex } from './random.js';
-
-/** @internal One scratch object for `routingState` reads: policies are synchronous. */
-export const scratchState: RoutingState = {
-  healthy: false,
-  canExecute: false,
-  load: 0,
-  processed: 0,
-};
 
 /**
  * @internal Whether a list entry is an available worker. Entries that are not workers (holes,
@@ -23,16 +17,15 @@ export const scratchState: RoutingState = {
  */
 export function available(entry: Worker | undefined): boolean {
   if (!(entry instanceof Worker)) return false;
-  const rt = Worker.runtimeOf(entry);
+  const rt = workerInternals.runtimeOf(entry);
   return rt.routable && rt.canExecute();
 }
 
 /**
- * @internal Reads a list entry's routing state into {@link scratchState} (one read of the
- * worker's runtime; a non-worker reads as unhealthy). @returns whether the entry is available.
+ * @internal Reads a list entry's routing state into `state` (one read of the worker's runtime; a
+ * non-worker reads as unhealthy). @returns whether the entry is available.
  */
-export function readState(entry: Worker | undefined): boolean {
-  const state = scratchState;
+export function readState(entry: Worker | undefined, state: RoutingState): boolean {
   if (!(entry instanceof Worker)) {
     state.healthy = false;
     state.canExecute = false;
@@ -40,7 +33,7 @@ export function readState(entry: Worker | undefined): boolean {
     state.processed = 0;
     return false;
   }
-  const rt = Worker.runtimeOf(entry);
+  const rt = workerInternals.runtimeOf(entry);
   const healthy = rt.routable;
   const canExecute = rt.canExecute();
   state.healthy = healthy;
@@ -102,64 +95,103 @@ class LazyShuffle {
   }
 }
 
-const shuffle = new LazyShuffle();
-
 /**
- * Index of a uniformly random available candidate, or -1. Draws candidates in a uniformly random
- * order without repeats and stops at the first available one: expected O(n / available) draws.
- *
- * @internal
+ * @internal The scratch space of one policy's candidate reads: the values of the last read
+ * (`state`) and a lazily shuffled permutation for the random walks. Policies are synchronous, so
+ * one per policy instance is enough, and nothing is shared between instances.
  */
-export function randomAvailable(workers: readonly Worker[], random: RandomSource): number {
-  const n = workers.length;
-  if (n === 0) return -1;
-  shuffle.start(n);
-  try {
-    for (let t = 0; t < n; t++) {
-      const i = shuffle.draw(random, t);
-      if (available(workers[i])) return i;
-    }
-    return -1;
-  } finally {
-    shuffle.restore();
+export class Sampler {
+  /** The values of the last {@link Sampler.read}. */
+  readonly state: RoutingState = { healthy: false, canExecute: false, load: 0, processed: 0 };
+  readonly #shuffle = new LazyShuffle();
+
+  /** Reads an entry's routing state into {@link Sampler.state}. @returns whether it is available. */
+  read(entry: Worker | undefined): boolean {
+    return readState(entry, this.state);
   }
-}
 
-/**
- * Two distinct candidates drawn uniformly at random among the available ones: their indices in
- * `out[0]`, `out[1]` and their in-flight loads in `loads[0]`, `loads[1]` (-1 / NaN where
- * missing). Same draw as {@link randomAvailable}, reading each drawn candidate's routing state
- * once.
- *
- * @returns how many were found (0, 1 or 2).
- * @internal
- */
-export function twoRandomAvailable(
-  workers: readonly Worker[],
-  random: RandomSource,
-  out: Int32Array,
-  loads: Float64Array,
-): number {
-  out[0] = -1;
-  out[1] = -1;
-  loads[0] = Number.NaN;
-  loads[1] = Number.NaN;
-  const n = workers.length;
-  if (n === 0) return 0;
-  let found = 0;
-  shuffle.start(n);
-  try {
-    for (let t = 0; t < n && found < 2; t++) {
-      const i = shuffle.draw(random, t);
-      if (readState(workers[i])) {
-        out[found] = i;
-        loads[found] = scratchState.load;
-        found++;
+  /**
+   * Index of a uniformly random available candidate, or -1. Draws candidates in a uniformly
+   * random order without repeats and stops at the first available one: expected
+   * O(n / available) draws.
+   */
+  randomAvailable(workers: readonly Worker[], random: RandomSource): number {
+    const n = workers.length;
+    if (n === 0) return -1;
+    const shuffle = this.#shuffle;
+    shuffle.start(n);
+    try {
+      for (let t = 0; t < n; t++) {
+        const i = shuffle.draw(random, t);
+        if (available(workers[i])) return i;
+      }
+      return -1;
+    } finally {
+      shuffle.restore();
+    }
+  }
+
+  /**
+   * Two distinct candidates drawn uniformly at random among the available ones: their indices in
+   * `out[0]`, `out[1]` and their in-flight loads in `loads[0]`, `loads[1]` (-1 / NaN where
+   * missing). Same draw as {@link Sampler.randomAvailable}, reading each drawn candidate's
+   * routing state once.
+   *
+   * @returns how many were found (0, 1 or 2).
+   */
+  twoRandomAvailable(
+    workers: readonly Worker[],
+    random: RandomSource,
+    out: Int32Array,
+    loads: Float64Array,
+  ): number {
+    out[0] = -1;
+    out[1] = -1;
+    loads[0] = Number.NaN;
+    loads[1] = Number.NaN;
+    const n = workers.length;
+    if (n === 0) return 0;
+    let found = 0;
+    const shuffle = this.#shuffle;
+    const state = this.state;
+    shuffle.start(n);
+    try {
+      for (let t = 0; t < n && found < 2; t++) {
+        const i = shuffle.draw(random, t);
+        if (readState(workers[i], state)) {
+          out[found] = i;
+          loads[found] = state.load;
+          found++;
+        }
+      }
+      return found;
+    } finally {
+      shuffle.restore();
+    }
+  }
+
+  /**
+   * Index of the least-loaded available candidate (ties: fewer `processed`, then lower index),
+   * or -1. One pass, one routing-state read per candidate: O(n).
+   */
+  leastLoaded(workers: readonly Worker[]): number {
+    let best = -1;
+    let bestLoad = 0;
+    let bestProcessed = 0;
+    const state = this.state;
+    for (let i = 0; i < workers.length; i++) {
+      if (!readState(workers[i], state)) continue;
+      if (
+        best < 0 ||
+        state.load < bestLoad ||
+        (state.load === bestLoad && state.processed < bestProcessed)
+      ) {
+        best = i;
+        bestLoad = state.load;
+        bestProcessed = state.processed;
       }
     }
-    return found;
-  } finally {
-    shuffle.restore();
+    return best;
   }
 }
 
@@ -175,32 +207,6 @@ export function nextAvailable(workers: readonly Worker[], from: number): number 
     if (available(workers[i])) return i;
   }
   return -1;
-}
-
-/**
- * Index of the least-loaded available candidate (ties: fewer `processed`, then lower index), or
- * -1. One pass, one `routingState` read per candidate: O(n).
- *
- * @internal
- */
-export function leastLoaded(workers: readonly Worker[]): number {
-  let best = -1;
-  let bestLoad = 0;
-  let bestProcessed = 0;
-  const state = scratchState;
-  for (let i = 0; i < workers.length; i++) {
-    if (!readState(workers[i])) continue;
-    if (
-      best < 0 ||
-      state.load < bestLoad ||
-      (state.load === bestLoad && state.processed < bestProcessed)
-    ) {
-      best = i;
-      bestLoad = state.load;
-      bestProcessed = state.processed;
-    }
-  }
-  return best;
 }
 
 /** @internal Counts the pick and returns it (every policy ends here). */
