@@ -87,6 +87,15 @@ export { DEFAULT_VIRTUAL_NODES, HashRing } from './ring/hash-ring.js';
 export type { ReadyOptions } from './router/readiness.js';
 export { backoffDelay } from './router/retry.js';
 export type {
+  RetryDecision,
+  RetryErrorOutcome,
+  RetryEvent,
+  RetryOutcome,
+  RetryStatusOutcome,
+  ShouldRetry,
+} from './router/retry-decision.js';
+export { defaultShouldRetry } from './router/retry-decision.js';
+export type {
   AttemptContext,
   CircuitChangedEvent,
   LeasePair,
@@ -98,6 +107,7 @@ export type {
   LoadPollingConfig,
   ResolvedLoadPollingConfig,
   RouterOptions,
+  RouterRetryConfig,
 } from './router/router-options.js';
 export type { Transport } from './transport/transport.js';
 export type { LeaseOutcome } from './workers/lease.js';

@@ -54,6 +54,16 @@ describe('examples', () => {
     expect(out).toContain('loads after the run: 0, 0, 0');
   });
 
+  it('retry-policy.ts: only idempotent requests retried, never a 429, waits capped, each retry logged', async () => {
+    const out = await example('retry-policy.ts');
+    expect(out).toMatch(/failed \(status 503, Retry-After 1000 ms\): retrying in 100 ms/);
+    expect(out).toContain('→ status 200 after 3 attempt(s)');
+    expect(out).toContain('→ threw "socket hang up" after 1 attempt(s)'); // not idempotent
+    expect(out).toContain('→ status 429 after 1 attempt(s)');
+    expect(out).toContain('→ threw "socket hang up" after 3 attempt(s)'); // maxAttempts
+    expect(out).toContain('8 attempts and 4 retries in all');
+  });
+
   it('every example imports only fleetroute and Node built-ins, so it can be copied out', () => {
     for (const name of readdirSync(new URL('../examples', import.meta.url))) {
       const source = readFileSync(new URL(`../examples/${name}`, import.meta.url), 'utf8');

@@ -24,6 +24,7 @@ import {
 } from '../resilience/retry-config.js';
 import type { Transport } from '../transport/transport.js';
 import { checkBreakerDefaults } from './breaker-defaults.js';
+import type { RetryEvent, ShouldRetry } from './retry-decision.js';
 
 /** How often loads are polled, and when a report is too old to use (ms). @public */
 export interface LoadPollingConfig {
@@ -37,6 +38,46 @@ export interface LoadPollingConfig {
 
 /** {@link LoadPollingConfig} with every default filled in. @public */
 export type ResolvedLoadPollingConfig = Readonly<Required<LoadPollingConfig>>;
+
+/**
+ * The `retry` option of a `Router`: the settings of {@link RetryConfig}, which a model's override
+ * from `registry.setModelRetryConfig` replaces field by field, and the decision and observer,
+ * which belong to the router (no override changes them).
+ *
+ * @example
+ * ```ts
+ * retry: {
+ *   maxAttempts: 4,
+ *   // A 429 means the fleet is saturated: another worker will not do better.
+ *   shouldRetry: (outcome, attempt, byDefault) =>
+ *     outcome.kind === 'status' && outcome.status === 429 ? false : byDefault(outcome, attempt),
+ *   onRetry: ({ attempt, delayMs, worker }) =>
+ *     console.warn(`attempt ${attempt} on ${worker.url} failed; next in ${delayMs} ms`),
+ * }
+ * ```
+ * @public
+ */
+export interface RouterRetryConfig extends RetryConfig {
+  /**
+   * Asked after each failed attempt but the last of `maxAttempts` (which stays the ceiling): a
+   * delay in ms before the next attempt on a worker not tried yet, or `false` to end the call
+   * with its last result. Its third argument is the default decision over the call's settings,
+   * so it can decide a few cases and hand on the rest. A decision that throws or answers anything
+   * but `false` or a number in [0, 2³¹ − 1] stops the call's retries, with one
+   * `FLEETROUTE_RETRY_HOOK` process warning per function. Runs synchronously between attempts:
+   * keep it cheap.
+   * @defaultValue `defaultShouldRetry` over the call's settings: `Retry-After` capped at
+   *   `maxBackoffMs`, else exponential backoff with jitter
+   */
+  readonly shouldRetry?: ShouldRetry;
+  /**
+   * Called before each wait between attempts, with the failed attempt, the delay and the cause.
+   * An observer that throws (or returns a promise that rejects) does not break the call; the
+   * first such failure of a function raises a `FLEETROUTE_RETRY_HOOK` process warning.
+   * @defaultValue none
+   */
+  readonly onRetry?: (event: RetryEvent) => void;
+}
 
 /**
  * Options of `new Router(...)` (durations in milliseconds).
@@ -75,8 +116,12 @@ export interface RouterOptions {
    * @defaultValue the registry's defaults
    */
   readonly circuitBreaker?: CircuitBreakerConfig;
-  /** Retries of `execute` (a model's override from `registry.setModelRetryConfig` wins). */
-  readonly retry?: RetryConfig;
+  /**
+   * Retries of `execute`: settings (a model's override from `registry.setModelRetryConfig` wins
+   * field by field), the decision between attempts and its observer.
+   * @defaultValue 3 attempts, 50 ms × 2ⁿ⁻¹ up to 5 s, ±20 % jitter, `Retry-After` honoured
+   */
+  readonly retry?: RouterRetryConfig;
   /**
    * Ask each worker registered without models (a wildcard) which models it serves, once it is
    * ready and again after each replace, with `transport.models`; the answer becomes the worker's
@@ -114,6 +159,8 @@ export interface ResolvedRouterOptions {
   readonly loadPolling: ResolvedLoadPollingConfig | undefined;
   readonly circuitBreaker: ResolvedCircuitBreakerConfig | undefined;
   readonly retry: ResolvedRetryConfig;
+  readonly shouldRetry: ShouldRetry | undefined;
+  readonly onRetry: ((event: RetryEvent) => void) | undefined;
   readonly discoverModels: boolean;
   readonly maxConcurrentProbes: number;
   readonly reportLeakedLeases: boolean;
@@ -161,6 +208,7 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
   if (o.random !== undefined && typeof o.random !== 'function')
     fail('random', 'a function', o.random);
   const defaultReport = process.env.NODE_ENV !== 'production';
+  const retry = readObject('retry', o.retry);
   return Object.freeze({
     registry: o.registry as WorkerRegistry,
     transport,
@@ -172,11 +220,19 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
     loadPolling,
     circuitBreaker,
     retry: resolveRetryConfig(o.retry, 'retry'),
+    shouldRetry: readHook<ShouldRetry>('retry.shouldRetry', retry.shouldRetry),
+    onRetry: readHook<(event: RetryEvent) => void>('retry.onRetry', retry.onRetry),
     discoverModels: readBoolean('discoverModels', o.discoverModels, true),
     maxConcurrentProbes: readInteger('maxConcurrentProbes', o.maxConcurrentProbes, 128, 1, 100_000),
     reportLeakedLeases: readBoolean('reportLeakedLeases', o.reportLeakedLeases, defaultReport),
     random: (o.random as (() => number) | undefined) ?? Math.random,
   });
+}
+
+/** A function, or `undefined` when not given. */
+function readHook<F>(field: string, value: unknown): F | undefined {
+  if (value !== undefined && typeof value !== 'function') fail(field, 'a function', value);
+  return value as F | undefined;
 }
 
 function resolveLoadPolling(value: unknown): ResolvedLoadPollingConfig {

@@ -5,7 +5,6 @@
  * @module
  */
 import { EventEmitter } from 'eventemitter3';
-import { untilAborted } from '../core/abort.js';
 import { FleetRouteError } from '../core/errors.js';
 import { fail } from '../core/options.js';
 import type { LoadReport, Policy, SelectRequest } from '../policies/policy.js';
@@ -22,7 +21,7 @@ import { HealthLoop } from './health-loop.js';
 import { LoadPoller } from './load-poller.js';
 import { ModelDiscovery } from './model-discovery.js';
 import { Readiness, type ReadyOptions } from './readiness.js';
-import { backoffDelay, retryAfterMs, sleep } from './retry.js';
+import { RetryLoop } from './retry-loop.js';
 import {
   type ResolvedRouterOptions,
   type RouterOptions,
@@ -293,9 +292,11 @@ export class Router {
    * when the status is in the worker's breaker `failureStatuses`. A success is returned at once.
    * An error thrown with a `retryable: false` property is a failed attempt that ends the call at
    * once (for instance a stream that broke after its first bytes reached the client).
-   * After a failure it waits (exponential backoff with jitter, or the response's `Retry-After` up
-   * to `maxBackoffMs`) and tries another worker, while attempts remain (`retry.maxAttempts`, or
-   * the model's override from `registry.setModelRetryConfig`).
+   * After any other failure, while attempts remain (`retry.maxAttempts`, or the model's override
+   * from `registry.setModelRetryConfig`), `retry.shouldRetry` decides: a delay, reported to
+   * `retry.onRetry` and then waited, before another worker is tried, or a stop. By default it
+   * waits the response's `Retry-After` up to `maxBackoffMs`, else exponential backoff with jitter
+   * (`defaultShouldRetry`).
    *
    * @returns the first successful result; when every attempt failed, the last response that had
    *   a status.
@@ -330,65 +331,27 @@ export class Router {
     }
   }
 
-  /** The retry loop of {@link Router.execute}, under one signal. */
-  async #attempt<T>(
+  /** The retry loop of {@link Router.execute} ({@link RetryLoop}), under one signal. */
+  #attempt<T>(
     req: SelectRequest,
     send: (worker: Worker, context: AttemptContext) => Promise<T>,
     retry: ResolvedRetryConfig,
     combined: AbortSignal,
   ): Promise<T> {
-    const model = typeof req.model === 'string' ? req.model : undefined;
-    const tried = new Set<Worker>();
-    let response: { value: T } | undefined;
-    let error: unknown;
-    for (let attempt = 1; attempt <= retry.maxAttempts; attempt++) {
-      if (combined.aborted) throw combined.reason;
-      const worker = this.#pick(req, tried);
-      if (worker === undefined) {
-        if (tried.size === 0) {
-          this.#noWorker++;
-          throw new FleetRouteError(
-            'NO_WORKER',
-            `no worker is available for model ${JSON.stringify(model ?? '')}`,
-          );
-        }
-        break; // every available worker has been tried
-      }
-      tried.add(worker);
-      const lease = this.#lease(worker);
-      this.#attempts++;
-      let delayHint: number | undefined;
-      try {
-        const value = await untilAborted(
-          Promise.resolve(send(worker, { signal: combined, attempt })),
-          combined,
-        );
-        const status = statusOf(value);
-        if (
-          status === undefined ||
-          !worker.circuitBreaker.config.failureStatuses.includes(status)
-        ) {
-          lease.release(status === undefined ? { ok: true } : { ok: true, status });
-          return value;
-        }
-        lease.release({ ok: false, status });
-        response = { value };
-        delayHint = retryAfterMs(value);
-      } catch (thrown) {
-        // An attempt the caller aborted says nothing about the worker.
-        lease.release(combined.aborted ? undefined : { ok: false });
-        if (combined.aborted) throw combined.reason;
-        if (isFinal(thrown)) throw thrown;
-        error = thrown;
-      }
-      if (attempt < retry.maxAttempts) {
-        this.#retries++;
-        await sleep(backoffDelay(retry, attempt, this.#o.random(), delayHint), combined);
-      }
-    }
-    // Every attempt failed: the last response that had a status, else the last error.
-    if (response !== undefined) return response.value;
-    throw error;
+    const { random, shouldRetry, onRetry } = this.#o;
+    const call = { request: req, send, config: retry, signal: combined };
+    return new RetryLoop(call, {
+      pick: (tried) => this.#pick(req, tried),
+      lease: (worker) => this.#lease(worker),
+      count: (what) => {
+        if (what === 'attempts') this.#attempts++;
+        else if (what === 'retries') this.#retries++;
+        else this.#noWorker++;
+      },
+      random,
+      shouldRetry,
+      onRetry,
+    }).run();
   }
 
   /**
@@ -547,18 +510,3 @@ function readRequest(request: unknown): SelectRequest {
 }
 
 const EMPTY_REQUEST: SelectRequest = Object.freeze({});
-
-function statusOf(value: unknown): number | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const status = (value as { status?: unknown }).status;
-  return typeof status === 'number' && Number.isFinite(status) ? status : undefined;
-}
-
-/** An error `send` marked as not worth another attempt (`retryable: false`). */
-function isFinal(thrown: unknown): boolean {
-  return (
-    typeof thrown === 'object' &&
-    thrown !== null &&
-    (thrown as { retryable?: unknown }).retryable === false
-  );
-}

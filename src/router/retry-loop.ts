@@ -1,0 +1,212 @@
+/**
+ * `RetryLoop`: the attempts of one `Router.execute` call, a different worker each, with a
+ * replaceable decision and an observer between them.
+ *
+ * @module
+ * @internal
+ */
+import { untilAborted } from '../core/abort.js';
+import { FleetRouteError } from '../core/errors.js';
+import { describe } from '../core/options.js';
+import type { SelectRequest } from '../policies/policy.js';
+import type { ResolvedRetryConfig } from '../resilience/retry-config.js';
+import type { WorkerLease } from '../workers/lease.js';
+import type { Worker } from '../workers/worker.js';
+import { retryAfterMs, sleep } from './retry.js';
+import {
+  defaultDelay,
+  isDelay,
+  type RetryDecision,
+  type RetryEvent,
+  type RetryOutcome,
+  type ShouldRetry,
+} from './retry-decision.js';
+import type { AttemptContext } from './router.js';
+
+/** @internal One call: what to send, with which settings, under which signal. */
+export interface RetryCall<T> {
+  readonly request: SelectRequest;
+  readonly send: (worker: Worker, context: AttemptContext) => Promise<T>;
+  /** The call's settings: the router's, under the model's override. */
+  readonly config: ResolvedRetryConfig;
+  /** Aborts when the caller's signal aborts or the router closes. */
+  readonly signal: AbortSignal;
+}
+
+/** @internal What the router lends the loop. */
+export interface RetryHost {
+  /** The model's policy over its workers, without the `tried` ones. */
+  pick(tried: ReadonlySet<Worker>): Worker | undefined;
+  /** A lease on `worker`. */
+  lease(worker: Worker): WorkerLease;
+  /** Counts one attempt made, one retry scheduled, or one call that found no worker at all. */
+  count(what: 'attempts' | 'retries' | 'noWorker'): void;
+  readonly random: () => number;
+  readonly shouldRetry: ShouldRetry | undefined;
+  readonly onRetry: ((event: RetryEvent) => void) | undefined;
+}
+
+/** An attempt that succeeded, or how it failed. */
+type Attempted<T> = { readonly kind: 'success'; readonly value: T } | RetryOutcome;
+
+/**
+ * @internal The state machine of one call. Each attempt picks a worker not tried yet, leases it,
+ * calls `send` (raced against the signal, so a `send` that ignores it is abandoned), and releases
+ * the lease with the outcome: none when the caller aborted, since that says nothing about the
+ * worker. A success is returned at once; a caller's abort, `close()`, and an error thrown with
+ * `retryable: false` end the call at once. Any other failure is put to the decision unless it was
+ * the last of `maxAttempts`; a delay is reported to `onRetry`, then waited out (cancelled by an
+ * abort). When the call ends without success, the last response that had a status is returned,
+ * else the last error is thrown. Run it once.
+ *
+ * Cost: one `Set` per call; one outcome object per failed attempt; one event per retry, only
+ * when `onRetry` is given.
+ */
+export class RetryLoop<T> {
+  readonly #call: RetryCall<T>;
+  readonly #host: RetryHost;
+  readonly #tried = new Set<Worker>();
+  #response: { readonly value: T } | undefined;
+  #error: unknown;
+  #byDefault: RetryDecision | undefined;
+
+  constructor(call: RetryCall<T>, host: RetryHost) {
+    this.#call = call;
+    this.#host = host;
+  }
+
+  /**
+   * @returns the first success; when no attempt succeeded, the last response that had a status.
+   * @throws the last error when no attempt returned a status; `NO_WORKER` when no worker was
+   *   available at all; the signal's reason as soon as it aborts; an error marked
+   *   `retryable: false` as soon as it is thrown.
+   */
+  async run(): Promise<T> {
+    const { config, signal } = this.#call;
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) throw signal.reason;
+      const worker = this.#host.pick(this.#tried);
+      if (worker === undefined) {
+        if (this.#tried.size === 0) throw this.#noWorker();
+        break; // every available worker has been tried
+      }
+      this.#tried.add(worker);
+      const attempted = await this.#attempt(worker, attempt);
+      if (attempted.kind === 'success') return attempted.value;
+      if (attempt >= config.maxAttempts) break;
+      const delayMs = this.#decide(attempted, attempt);
+      if (signal.aborted) throw signal.reason; // the decision may have aborted the call
+      if (delayMs === false) break;
+      this.#host.count('retries');
+      this.#notify(attempt, delayMs, attempted);
+      await sleep(delayMs, signal);
+    }
+    if (this.#response !== undefined) return this.#response.value;
+    throw this.#error;
+  }
+
+  /** One attempt on `worker`, its lease released with the outcome. */
+  async #attempt(worker: Worker, attempt: number): Promise<Attempted<T>> {
+    const { request, send, signal } = this.#call;
+    const lease = this.#host.lease(worker);
+    this.#host.count('attempts');
+    try {
+      const value = await untilAborted(Promise.resolve(send(worker, { signal, attempt })), signal);
+      const status = statusOf(value);
+      if (status === undefined || !worker.circuitBreaker.config.failureStatuses.includes(status)) {
+        lease.release(status === undefined ? { ok: true } : { ok: true, status });
+        return { kind: 'success', value };
+      }
+      lease.release({ ok: false, status });
+      this.#response = { value };
+      const hint = retryAfterMs(value);
+      return { kind: 'status', status, response: value, retryAfterMs: hint, worker, request };
+    } catch (thrown) {
+      // An attempt the caller aborted says nothing about the worker.
+      lease.release(signal.aborted ? undefined : { ok: false });
+      if (signal.aborted) throw signal.reason;
+      if (isFinal(thrown)) throw thrown;
+      this.#error = thrown;
+      return { kind: 'error', error: thrown, worker, request };
+    }
+  }
+
+  /** The wait before the next attempt, or `false`: a decision that throws or answers junk stops. */
+  #decide(outcome: RetryOutcome, attempt: number): number | false {
+    const { config } = this.#call;
+    const { random, shouldRetry } = this.#host;
+    if (shouldRetry === undefined) return defaultDelay(config, outcome, attempt, random);
+    this.#byDefault ??= (o, n) => defaultDelay(config, o, n, random);
+    let answer: unknown;
+    try {
+      answer = shouldRetry(outcome, attempt, this.#byDefault);
+    } catch (error) {
+      warnOnce(
+        shouldRetry,
+        `retry.shouldRetry threw (${describeError(error)}); the call stops retrying`,
+      );
+      return false;
+    }
+    if (answer === false || isDelay(answer)) return answer;
+    warnOnce(
+      shouldRetry,
+      `retry.shouldRetry returned ${describe(answer)}, not a delay in ms or false; the call stops retrying`,
+    );
+    return false;
+  }
+
+  /** Tells `onRetry`; an observer that throws (or rejects) does not break the call. */
+  #notify(attempt: number, delayMs: number, outcome: RetryOutcome): void {
+    const onRetry = this.#host.onRetry;
+    if (onRetry === undefined) return;
+    try {
+      const result: unknown = onRetry({ attempt, delayMs, outcome, worker: outcome.worker });
+      if (result instanceof Promise) result.catch((error) => warnThrown(onRetry, error));
+    } catch (error) {
+      warnThrown(onRetry, error);
+    }
+  }
+
+  #noWorker(): FleetRouteError {
+    this.#host.count('noWorker');
+    const model = this.#call.request.model;
+    return new FleetRouteError(
+      'NO_WORKER',
+      `no worker is available for model ${JSON.stringify(typeof model === 'string' ? model : '')}`,
+    );
+  }
+}
+
+/** A response's numeric `status`, if it has one. */
+function statusOf(value: unknown): number | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const status = (value as { status?: unknown }).status;
+  return typeof status === 'number' && Number.isFinite(status) ? status : undefined;
+}
+
+/** An error `send` marked as not worth another attempt (`retryable: false`). */
+function isFinal(thrown: unknown): boolean {
+  return (
+    typeof thrown === 'object' &&
+    thrown !== null &&
+    (thrown as { retryable?: unknown }).retryable === false
+  );
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : describe(error);
+}
+
+function warnThrown(onRetry: (event: RetryEvent) => void, error: unknown): void {
+  warnOnce(onRetry, `retry.onRetry threw (${describeError(error)}); the call went on`);
+}
+
+/** The hooks already reported: one warning per function, however many calls it breaks. */
+const warned = new WeakSet<object>();
+
+/** A process warning `FLEETROUTE_RETRY_HOOK`, the first time `hook` misbehaves. */
+function warnOnce(hook: object, message: string): void {
+  if (warned.has(hook)) return;
+  warned.add(hook);
+  process.emitWarning(message, { code: 'FLEETROUTE_RETRY_HOOK' });
+}
