@@ -20,12 +20,8 @@ import {
   singleHotPrefix,
   zeroReuse,
 } from '../sim/workloads/index.js';
-import {
-  parseSimulateArgs,
-  SIMULATE_HELP,
-  UsageError,
-  type WorkloadChoice,
-} from './simulate-options.js';
+import { UsageError } from './flags.js';
+import { parseSimulateArgs, SIMULATE_HELP, type WorkloadChoice } from './simulate-options.js';
 
 /** @internal Where the command writes. */
 export interface CommandIo {
@@ -76,15 +72,13 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
   const progress = command.quiet ? undefined : new Progress(io);
   const comparison = await comparePolicies({
     workload,
-    ...(command.policies === undefined ? {} : { policies: command.policies }),
+    policies: command.policies,
     fleet: command.fleet,
     ...(command.arrivals === undefined ? {} : { arrivals: command.arrivals }),
     load: command.load,
     routers: command.routers,
     seed: command.seed,
-    ...(command.loadPollIntervalMs === undefined
-      ? {}
-      : { loadPollIntervalMs: command.loadPollIntervalMs }),
+    loadPollIntervalMs: command.loadPollIntervalMs,
     ...(progress === undefined
       ? {}
       : { onProgress: (policy, done, total) => progress.update(policy, done, total) }),

@@ -1,0 +1,226 @@
+/**
+ * The flags of `fleetroute simulate`, one entry each: how its value is read, its default and its
+ * line in the help. Rules between flags (which workload a flag applies to, `--load` or `--rate`)
+ * live in `simulate-options.ts`, which reads these entries.
+ *
+ * @module
+ * @internal
+ */
+import { POLICY_NAMES, type PolicyName } from '../policies/policy.js';
+import { DEFAULT_POLICIES } from '../sim/compare.js';
+import { DEFAULT_FLEET_MODEL } from '../sim/fleet-model.js';
+import { anyText, decimal, type Flag, flag, integer, oneOf, toggle, UsageError } from './flags.js';
+
+/** @internal The workloads `--workload` names. */
+export const WORKLOADS = ['shared-prefix', 'chat', 'hot-prefix', 'zero-reuse', 'mooncake'] as const;
+/** @internal One of {@link WORKLOADS}. */
+export type WorkloadName = (typeof WORKLOADS)[number];
+
+/** @internal The arrival processes `--arrival` names. */
+export const ARRIVALS = ['poisson', 'all', 'closed', 'trace'] as const;
+/** @internal One of {@link ARRIVALS}. */
+export type ArrivalName = (typeof ARRIVALS)[number];
+
+/**
+ * @internal A flag that sets a workload generator's option. For each workload it applies to:
+ * the option and its default (`undefined`: none, the whole trace; shown as `all`). Its own
+ * `fallback` is `undefined`, since its default depends on the workload.
+ */
+export interface GeneratorFlag extends Flag<number | undefined> {
+  readonly sets: Readonly<
+    Partial<Record<WorkloadName, readonly [option: string, fallback: number | undefined]>>
+  >;
+}
+
+function generatorFlag(help: string, sets: GeneratorFlag['sets']): GeneratorFlag {
+  const shown = Object.entries(sets)
+    .map(([workload, [, fallback]]) => `${workload}: ${fallback ?? 'all'}`)
+    .join(', ');
+  return {
+    section: 'Workload',
+    value: '<n>',
+    help,
+    fallback: undefined,
+    shown,
+    read: integer(1, 1e9),
+    sets,
+  };
+}
+
+/** @internal A flag that applies to one arrival process only; the help says which. */
+export interface ArrivalFlag<T> extends Flag<T> {
+  readonly arrival: ArrivalName;
+}
+
+function arrivalFlag<T>(arrival: ArrivalName, spec: Omit<Flag<T>, 'section'>): ArrivalFlag<T> {
+  return { ...spec, section: 'Arrivals', help: `${arrival}: ${spec.help}`, arrival };
+}
+
+/** @internal The flags that set a workload generator's options. */
+export const GENERATOR_FLAGS = {
+  groups: generatorFlag('groups', { 'shared-prefix': ['groups', 64] }),
+  'prompts-per-group': generatorFlag('prompts per group', {
+    'shared-prefix': ['promptsPerGroup', 16],
+  }),
+  'system-tokens': generatorFlag('system prompt tokens', {
+    'shared-prefix': ['systemPromptLength', 2048],
+    chat: ['systemPromptLength', 1024],
+  }),
+  'question-tokens': generatorFlag('question tokens', {
+    'shared-prefix': ['questionLength', 128],
+    chat: ['questionLength', 96],
+  }),
+  'output-tokens': generatorFlag('output tokens', {
+    'shared-prefix': ['outputLength', 256],
+    'hot-prefix': ['outputLength', 128],
+    'zero-reuse': ['outputLength', 128],
+  }),
+  users: generatorFlag('users', { chat: ['users', 32] }),
+  rounds: generatorFlag('rounds per user', { chat: ['rounds', 8] }),
+  'answer-tokens': generatorFlag('answer tokens', { chat: ['answerLength', 192] }),
+  requests: generatorFlag('requests; of a mooncake trace, the first n records', {
+    'hot-prefix': ['requests', 512],
+    'zero-reuse': ['requests', 512],
+    mooncake: ['limit', undefined],
+  }),
+  'prefix-tokens': generatorFlag('shared prefix tokens', { 'hot-prefix': ['prefixLength', 2048] }),
+  'suffix-tokens': generatorFlag('per-request suffix tokens', {
+    'hot-prefix': ['suffixLength', 64],
+  }),
+  'prompt-tokens': generatorFlag('prompt tokens', { 'zero-reuse': ['promptLength', 1024] }),
+} as const;
+
+/** @internal The flags that apply to one arrival process. */
+export const ARRIVAL_FLAGS = {
+  load: arrivalFlag('poisson', {
+    value: '<f>',
+    help: 'offered load as a share of capacity',
+    fallback: 0.8,
+    read: decimal(1e-6, 100),
+  }),
+  rate: arrivalFlag<number | undefined>('poisson', {
+    value: '<req/s>',
+    help: 'explicit rate (instead of --load)',
+    fallback: undefined,
+    read: decimal(1e-6, 1e9),
+  }),
+  concurrency: arrivalFlag('closed', {
+    value: '<n>',
+    help: 'requests in flight',
+    fallback: 64,
+    read: integer(1, 1e9),
+  }),
+  speedup: arrivalFlag('trace', {
+    value: '<x>',
+    help: 'replay x times faster',
+    fallback: 1,
+    note: '; timestamps are rebased so the first arrival is at 0 (the table says by how much)',
+    read: decimal(1e-6, 1e9),
+  }),
+} as const;
+
+/** @internal Every flag of `fleetroute simulate`, in help order. */
+export const SIMULATE_FLAGS = {
+  workload: flag<WorkloadName>({
+    section: 'Workload',
+    value: '<name>',
+    help: `one of ${WORKLOADS.join(', ')}`,
+    fallback: 'shared-prefix',
+    read: oneOf(WORKLOADS),
+  }),
+  trace: flag<string | undefined>({
+    section: 'Workload',
+    value: '<file>',
+    help: 'a Mooncake JSONL trace; implies --workload mooncake, --arrival trace',
+    fallback: undefined,
+    read: anyText,
+  }),
+  ...GENERATOR_FLAGS,
+  workers: flag({
+    section: 'Fleet',
+    value: '<n>',
+    help: 'workers',
+    fallback: DEFAULT_FLEET_MODEL.workers,
+    read: integer(1, 4096),
+  }),
+  'cache-tokens': flag({
+    section: 'Fleet',
+    value: '<n|inf>',
+    help: 'prefix cache per worker, tokens',
+    fallback: DEFAULT_FLEET_MODEL.cacheTokens,
+    read: (text, name) =>
+      /^(inf|infinity|unbounded)$/i.test(text)
+        ? Number.POSITIVE_INFINITY
+        : integer(1, 1e12)(text, name),
+  }),
+  policies: flag<readonly PolicyName[]>({
+    section: 'Routing',
+    value: '<a,b,...>',
+    help: 'policies to compare',
+    fallback: DEFAULT_POLICIES,
+    shown: 'all but passthrough, which always picks the first available worker in list order',
+    read: readPolicies,
+  }),
+  routers: flag({
+    section: 'Routing',
+    value: '<n>',
+    help: 'independent routers sharing the fleet, round-robin',
+    fallback: 1,
+    read: integer(1, 1024),
+  }),
+  'poll-ms': flag({
+    section: 'Routing',
+    value: '<ms>',
+    help: 'simulated ms between load reports to the policies',
+    fallback: 10_000,
+    note: '; 0 = none',
+    read: decimal(0, 1e9),
+  }),
+  arrival: flag<ArrivalName>({
+    section: 'Arrivals',
+    value: '<kind>',
+    help: `one of ${ARRIVALS.join(', ')}`,
+    fallback: 'poisson',
+    read: oneOf(ARRIVALS),
+  }),
+  ...ARRIVAL_FLAGS,
+  seed: flag({
+    section: 'Output',
+    value: '<n>',
+    help: 'seed of the workload, arrivals and policies',
+    fallback: 1,
+    read: integer(0, 0xffff_ffff),
+  }),
+  out: flag({
+    section: 'Output',
+    value: '<file>',
+    help: 'HTML report path',
+    fallback: 'fleetroute-report.html',
+    read: anyText,
+  }),
+  'no-report': toggle('Output', 'no HTML report'),
+  json: flag<string | undefined>({
+    section: 'Output',
+    value: '<file>',
+    help: 'also write the results as JSON',
+    fallback: undefined,
+    read: anyText,
+  }),
+  quiet: toggle('Output', 'no progress output'),
+  help: toggle('Output', 'this help', 'h'),
+} as const;
+
+/** A comma-separated list of known policies, at least one. */
+function readPolicies(text: string, name: string): readonly PolicyName[] {
+  const policies = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  if (policies.length === 0) throw new UsageError(`--${name} is empty`);
+  for (const p of policies) {
+    if (!(POLICY_NAMES as readonly string[]).includes(p)) {
+      throw new UsageError(`--${name}: unknown policy '${p}' (known: ${POLICY_NAMES.join(', ')})`);
+    }
+  }
+  return policies as PolicyName[];
+}

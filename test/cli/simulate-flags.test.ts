@@ -1,0 +1,189 @@
+/**
+ * The flag table of `fleetroute simulate`: every entry is in `--help` with the default the parser
+ * uses, those defaults are the library's own, and every flag refuses a bad value on one line with
+ * exit code 2.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Flag } from '../../src/cli/flags.js';
+import { type CommandIo, run } from '../../src/cli/main.js';
+import { ARRIVAL_FLAGS, GENERATOR_FLAGS, SIMULATE_FLAGS } from '../../src/cli/simulate-flags.js';
+import { parseSimulateArgs } from '../../src/cli/simulate-options.js';
+import {
+  DEFAULT_FLEET_MODEL,
+  DEFAULT_POLICIES,
+  generatedSharedPrefix,
+  multiTurnChat,
+  singleHotPrefix,
+  type Workload,
+  zeroReuse,
+} from '../../src/sim/index.js';
+import { resolveSimulationOptions } from '../../src/sim/simulation-options.js';
+
+const TRACE = join(process.cwd(), 'test/sim/fixtures/mooncake-sample.jsonl');
+const NAMES = Object.keys(SIMULATE_FLAGS) as (keyof typeof SIMULATE_FLAGS)[];
+const GENERATORS: Readonly<Record<string, (options: object) => Workload>> = {
+  'shared-prefix': generatedSharedPrefix,
+  chat: multiTurnChat,
+  'hot-prefix': singleHotPrefix,
+  'zero-reuse': zeroReuse,
+};
+
+async function cli(...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const io: CommandIo = {
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
+    interactive: false,
+    cwd: process.cwd(),
+  };
+  const code = await run(args, io);
+  return { code, stdout, stderr };
+}
+
+/** One flag's text in the help: its line and the lines that continue it, joined. */
+function helpOf(help: string, name: string): string {
+  const lines = help.split('\n');
+  const start = lines.findIndex((l) => new RegExp(`^ {2}(-\\w, )?--${name}( |$)`).test(l));
+  if (start < 0) return '';
+  const block = [lines[start]!];
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith(' '.repeat(28))) break;
+    block.push(line);
+  }
+  return block.map((l) => l.trim()).join(' ');
+}
+
+/** The arguments a flag needs beside it to apply: its workload or its arrival process. */
+function contextOf(name: string): string[] {
+  if (Object.hasOwn(GENERATOR_FLAGS, name)) {
+    const sets = GENERATOR_FLAGS[name as keyof typeof GENERATOR_FLAGS].sets;
+    return ['--workload', Object.keys(sets)[0]!];
+  }
+  if (Object.hasOwn(ARRIVAL_FLAGS, name)) {
+    const arrival = ARRIVAL_FLAGS[name as keyof typeof ARRIVAL_FLAGS].arrival;
+    return arrival === 'trace' ? ['--trace', TRACE] : ['--arrival', arrival];
+  }
+  return [];
+}
+
+/** Whether the flag's reader refuses `text`. */
+function refuses(spec: Flag<unknown>, name: string, text: string): boolean {
+  try {
+    spec.read(text, name);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+describe('the flags of fleetroute simulate', () => {
+  it('--help lists every flag in the table, in table order, each with the default of its entry', async () => {
+    const { code, stdout } = await cli('simulate', '--help');
+    expect(code).toBe(0);
+    const listed = [...stdout.matchAll(/^ {2}(?:-\w, )?--([\w-]+)/gm)].map((m) => m[1]);
+    expect(listed).toEqual(NAMES);
+    for (const name of NAMES) {
+      const spec: Flag<unknown> = SIMULATE_FLAGS[name];
+      const text = helpOf(stdout, name);
+      const d = spec.fallback;
+      if (typeof d === 'number' || typeof d === 'string') expect(text, name).toContain(`(${d})`);
+      else if (spec.shown !== undefined) expect(text, name).toContain(`(${spec.shown})`);
+    }
+    for (const [name, spec] of Object.entries(GENERATOR_FLAGS)) {
+      for (const [workload, [, fallback]] of Object.entries(spec.sets)) {
+        expect(helpOf(stdout, name), name).toContain(`${workload}: ${fallback ?? 'all'}`);
+      }
+    }
+  });
+
+  it('with no flags, the parser takes the defaults the help shows', () => {
+    const f = SIMULATE_FLAGS;
+    const command = parseSimulateArgs([]);
+    expect(command).toMatchObject({
+      help: false,
+      workload: { kind: f.workload.fallback },
+      fleet: { workers: f.workers.fallback, cacheTokens: f['cache-tokens'].fallback },
+      policies: f.policies.fallback,
+      arrivals: undefined,
+      load: f.load.fallback,
+      routers: f.routers.fallback,
+      seed: f.seed.fallback,
+      loadPollIntervalMs: f['poll-ms'].fallback,
+      out: f.out.fallback,
+      json: undefined,
+      quiet: false,
+    });
+    expect(parseSimulateArgs(['--arrival', 'closed']).arrivals).toEqual({
+      kind: 'closed_loop',
+      concurrency: f.concurrency.fallback,
+    });
+    expect(parseSimulateArgs(['--trace', TRACE]).arrivals).toEqual({
+      kind: 'trace',
+      speedup: f.speedup.fallback,
+    });
+  });
+
+  it("the defaults it passes are the library's own, so passing them changes nothing", () => {
+    for (const [name, spec] of Object.entries(GENERATOR_FLAGS)) {
+      for (const [workload, [option, fallback]] of Object.entries(spec.sets)) {
+        if (workload === 'mooncake') continue;
+        const command = parseSimulateArgs(['--workload', workload]);
+        const options = command.workload.kind === 'mooncake' ? {} : command.workload.options;
+        expect(options[option], `${name} (${workload})`).toBe(fallback);
+        expect(GENERATORS[workload]!({}).parameters[option], `${name} (${workload})`).toBe(
+          fallback,
+        );
+      }
+    }
+    const f = SIMULATE_FLAGS;
+    expect(f.workers.fallback).toBe(DEFAULT_FLEET_MODEL.workers);
+    expect(f['cache-tokens'].fallback).toBe(DEFAULT_FLEET_MODEL.cacheTokens);
+    expect(f.policies.fallback).toEqual(DEFAULT_POLICIES);
+    const resolved = resolveSimulationOptions({
+      workload: generatedSharedPrefix({ groups: 1, promptsPerGroup: 1 }),
+      policy: 'random',
+    });
+    expect(resolved.routers).toBe(f.routers.fallback);
+    expect(resolved.seed).toBe(f.seed.fallback);
+    expect(resolved.loadPollIntervalMs).toBe(f['poll-ms'].fallback);
+  });
+
+  it('only the paths take any text', () => {
+    const free = NAMES.filter((n) => {
+      const spec: Flag<unknown> = SIMULATE_FLAGS[n];
+      return spec.value !== undefined && !refuses(spec, n, 'nope');
+    });
+    expect(free).toEqual(['trace', 'out', 'json']);
+  });
+
+  it.each(
+    NAMES.filter((n) => {
+      const spec: Flag<unknown> = SIMULATE_FLAGS[n];
+      return spec.value === undefined || refuses(spec, n, 'nope');
+    }),
+  )('a bad value of --%s → one line naming it, exit code 2', async (name) => {
+    const spec: Flag<unknown> = SIMULATE_FLAGS[name];
+    const bad = spec.value === undefined ? [`--${name}=nope`] : [`--${name}`, 'nope'];
+    const { code, stdout, stderr } = await cli('simulate', ...contextOf(name), ...bad);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(new RegExp(`^fleetroute: .*--${name}\\b.*\\n$`));
+  });
+
+  it.each([['--worker', '3'], ['-x'], ['--Workers', '3']])(
+    'an unknown flag %s → one line naming it, exit code 2',
+    async (...args) => {
+      const { code, stdout, stderr } = await cli('simulate', ...args);
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr).toMatch(/^fleetroute: .+\n$/);
+      expect(stderr).toContain(`'${args[0]}'`);
+    },
+  );
+});
