@@ -10,7 +10,8 @@ export default defineConfig([
       sim: 'src/sim/index.ts',
     },
     format: ['esm', 'cjs'],
-    dts: true,
+    // Declarations leave out everything marked `@internal` (test/package/declarations.test.ts).
+    dts: { compilerOptions: { stripInternal: true } },
     sourcemap: false,
     clean: true,
     target: 'node20',

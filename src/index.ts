@@ -24,8 +24,8 @@ export type { PolicyClassMap, PolicyConfigMap } from './policies/create-policy.j
 export { createPolicy } from './policies/create-policy.js';
 export type { LeastLoadConfig } from './policies/least-load.js';
 export { LeastLoadPolicy } from './policies/least-load.js';
-export type { ManualConfig } from './policies/manual.js';
-export { ManualPolicy } from './policies/manual.js';
+export type { ManualConfig, ManualMode } from './policies/manual.js';
+export { MANUAL_MODES, ManualPolicy } from './policies/manual.js';
 export type { PassthroughConfig } from './policies/passthrough.js';
 export { PassthroughPolicy } from './policies/passthrough.js';
 export type {

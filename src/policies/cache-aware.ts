@@ -136,6 +136,9 @@ export interface CacheAwareStats {
   readonly eventModels: readonly string[];
 }
 
+// Set by the class's static block; read by the test hooks below.
+let cachesOf: (policy: CacheAwarePolicy) => ModelCaches;
+
 /**
  * Keeps each conversation's prefix on the worker that already holds it in its KV cache, without
  * piling load onto one worker. Per request:
@@ -437,18 +440,8 @@ export class CacheAwarePolicy implements Policy {
     this.reset();
   }
 
-  /** @internal The tree of a model and kind, for tests. */
-  static treeOf(
-    policy: CacheAwarePolicy,
-    model: string,
-    kind: 'text' | 'tokens',
-  ): RadixTree<unknown, unknown> | undefined {
-    return treeOf(policy.#caches.get(model), kind === 'text' ? TEXT : TOKENS);
-  }
-
-  /** @internal The number of models with a tree or engine blocks, for tests. */
-  static modelCount(policy: CacheAwarePolicy): number {
-    return policy.#caches.size;
+  static {
+    cachesOf = (policy) => policy.#caches;
   }
 
   /** Whether a holder with `load` in flight is over the hit bound (counting this request). */
@@ -544,4 +537,18 @@ function readTokens(tokens: unknown): ArrayLike<number> | undefined {
   if (typeof tokens !== 'object' || tokens === null) return undefined;
   const length = (tokens as ArrayLike<number>).length;
   return typeof length === 'number' && length > 0 ? (tokens as ArrayLike<number>) : undefined;
+}
+
+/** @internal The tree of a model and kind (tests check its invariants). */
+export function cacheAwareTreeOf(
+  policy: CacheAwarePolicy,
+  model: string,
+  kind: 'text' | 'tokens',
+): RadixTree<unknown, unknown> | undefined {
+  return treeOf(cachesOf(policy).get(model), kind === 'text' ? TEXT : TOKENS);
+}
+
+/** @internal The number of models with a tree or engine blocks (tests check the bound). */
+export function cacheAwareModelCount(policy: CacheAwarePolicy): number {
+  return cachesOf(policy).size;
 }

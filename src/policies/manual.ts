@@ -81,6 +81,9 @@ export interface ManualConfig extends CommonPolicyConfig {
   readonly identityHeaders?: boolean;
 }
 
+// Set by the class's static block; read by `manualSnapshotOf`.
+let tableOf: (policy: ManualPolicy) => ManualTable;
+
 /**
  * Keeps each routing key on the worker it was first placed on, so a session's KV cache (or any
  * per-worker state: LoRA adapters, tool sandboxes) is reused on every turn. Choose it over
@@ -209,12 +212,8 @@ export class ManualPolicy implements Policy {
     this.reset();
   }
 
-  /** @internal The entries (least recently used first) and per-URL key counts, as plain data. */
-  static snapshotOf(policy: ManualPolicy): {
-    entries: ManualEntryInfo[];
-    counts: Record<string, number>;
-  } {
-    return policy.#table.snapshot();
+  static {
+    tableOf = (policy) => policy.#table;
   }
 
   /**
@@ -285,4 +284,12 @@ function explicitKey(request: SelectRequest | undefined): string | undefined {
   if (key === undefined) return undefined;
   const leg = request.leg;
   return leg === 'prefill' || leg === 'decode' ? `${leg}:${key}` : key;
+}
+
+/** @internal The entries (least recently used first) and per-URL key counts, as plain data. */
+export function manualSnapshotOf(policy: ManualPolicy): {
+  entries: ManualEntryInfo[];
+  counts: Record<string, number>;
+} {
+  return tableOf(policy).snapshot();
 }

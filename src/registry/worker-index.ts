@@ -13,7 +13,7 @@
  * @internal
  */
 import type { Hasher } from '../core/hash.js';
-import { HashRing, type PointCache } from '../ring/hash-ring.js';
+import { buildRing, type HashRing, type PointCache } from '../ring/hash-ring.js';
 import { attachView } from '../workers/candidate-view.js';
 import { LoadCounter } from '../workers/load-counter.js';
 import { type Worker, workerInternals } from '../workers/worker.js';
@@ -134,7 +134,7 @@ export class WorkerIndex {
         return entry.ring;
       }
     }
-    const ring = new HashRing(
+    const ring = buildRing(
       this.#hasher,
       workers.map((w) => w.url),
       this.#virtualNodes,

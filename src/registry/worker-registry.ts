@@ -6,7 +6,7 @@
 import { FleetRouteError } from '../core/errors.js';
 import { Hasher, loadHasher } from '../core/hash.js';
 import { describe, fail, readEnum, readString } from '../core/options.js';
-import { CircuitBreaker } from '../resilience/circuit-breaker.js';
+import { type CircuitBreaker, createCircuitBreaker } from '../resilience/circuit-breaker.js';
 import {
   type CircuitBreakerConfig,
   type ResolvedCircuitBreakerConfig,
@@ -15,7 +15,7 @@ import {
 } from '../resilience/circuit-breaker-config.js';
 import { type RetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import type { HashRing } from '../ring/hash-ring.js';
-import { Worker, WorkerRuntime, workerInternals } from '../workers/worker.js';
+import { type Worker, WorkerRuntime, workerInternals } from '../workers/worker.js';
 import {
   MAX_MODEL_ID_LENGTH,
   type ResolvedWorkerSpec,
@@ -45,6 +45,13 @@ import {
 import { type LockHooks, UrlLocks } from './url-locks.js';
 import type { WorkerEvent, WorkerEventMap } from './worker-event.js';
 import { WorkerIndex } from './worker-index.js';
+
+// Set by the class's static block; used by `createRegistryWithHooks`.
+let newRegistry: (
+  hasher: Hasher,
+  options: WorkerRegistryOptions | undefined,
+  hooks: LockHooks | undefined,
+) => WorkerRegistry;
 
 /**
  * The live set of workers.
@@ -81,12 +88,11 @@ export class WorkerRegistry {
   // ─── 1. Construction & subscription ─────────────────────────────────────────────────────
 
   /**
-   * @internal Use {@link WorkerRegistry.create}. `lockHooks` lets tests suspend mutations around
-   * lock acquisition to force interleavings.
+   * Registries come from {@link WorkerRegistry.create}.
    * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when called without a loaded hasher (that
-   *   is, as `new WorkerRegistry()` from user code).
+   *   is, as `new WorkerRegistry()` from JavaScript).
    */
-  constructor(hasher: Hasher, options: WorkerRegistryOptions = {}, lockHooks?: LockHooks) {
+  private constructor(hasher: Hasher, options: WorkerRegistryOptions = {}, lockHooks?: LockHooks) {
     if (!(hasher instanceof Hasher)) {
       throw new FleetRouteError(
         'INVALID_ARGUMENT',
@@ -98,6 +104,10 @@ export class WorkerRegistry {
     this.#locks = new UrlLocks(lockHooks);
     this.#hub = new EventHub(this.#options.eventBufferSize, this.#options.onListenerError);
     this.#index = new WorkerIndex(hasher, this.#options.virtualNodes);
+  }
+
+  static {
+    newRegistry = (hasher, options, hooks) => new WorkerRegistry(hasher, options, hooks);
   }
 
   /**
@@ -539,7 +549,7 @@ export class WorkerRegistry {
       spec.status ?? this.#options.defaultStatus,
       this.#newBreaker(this.#breakerConfigFor(spec)),
     );
-    const worker = new Worker(id, 0, spec, runtime);
+    const worker = workerInternals.create(id, 0, spec, runtime);
     this.#index.add(worker);
     this.#hub.emit({ type: 'registered', seq: 0, workerId: id, worker, status: runtime.status });
     return worker;
@@ -551,7 +561,7 @@ export class WorkerRegistry {
     if (!sameCircuitBreakerConfig(runtime.breaker.config, breakerConfig)) {
       this.#swapBreaker(runtime, breakerConfig);
     }
-    const next = new Worker(current.id, current.revision + 1, spec, runtime);
+    const next = workerInternals.create(current.id, current.revision + 1, spec, runtime);
     this.#index.replace(current, next);
     this.#dropOrphanRetryConfigs(current.models);
     this.#hub.emit({ type: 'replaced', seq: 0, workerId: current.id, old: current, new: next });
@@ -559,7 +569,7 @@ export class WorkerRegistry {
   }
 
   #newBreaker(config: ResolvedCircuitBreakerConfig): CircuitBreaker {
-    return new CircuitBreaker(config, this.#options.clock);
+    return createCircuitBreaker(config, this.#options.clock);
   }
 
   /**
@@ -632,4 +642,16 @@ function givenFields<T extends object>(config: T): T {
   const given: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(config)) if (value !== undefined) given[key] = value;
   return Object.freeze(given) as T;
+}
+
+/**
+ * @internal A registry whose URL locks call `hooks` around each acquisition, so a test can park a
+ * mutation before or inside its lock and force an interleaving. Not for production use.
+ */
+export function createRegistryWithHooks(
+  hasher: Hasher,
+  options: WorkerRegistryOptions | undefined,
+  hooks: LockHooks,
+): WorkerRegistry {
+  return newRegistry(hasher, options, hooks);
 }

@@ -22,6 +22,9 @@ export interface CircuitBreakerSnapshot {
   readonly disabled: boolean;
 }
 
+// Set by the class's static block.
+let newBreaker: (config: ResolvedCircuitBreakerConfig, clock: Clock) => CircuitBreaker;
+
 /**
  * A worker's circuit breaker.
  *
@@ -54,8 +57,8 @@ export class CircuitBreaker {
   /** Called on every state change, in the order added (each router on the registry adds one). */
   #observers: CircuitObserver[] = [];
 
-  /** @internal Breakers are created by the registry with the worker. */
-  constructor(config: ResolvedCircuitBreakerConfig, clock: Clock) {
+  /** Breakers are created by the registry with the worker. */
+  private constructor(config: ResolvedCircuitBreakerConfig, clock: Clock) {
     this.#config = config;
     this.#clock = clock;
     this.#window = config.window === undefined ? undefined : new FailureWindow(config.window.ms);
@@ -200,6 +203,10 @@ export class CircuitBreaker {
     if (from !== this.#state) this.#notify(from, this.#state);
   }
 
+  static {
+    newBreaker = (config, clock) => new CircuitBreaker(config, clock);
+  }
+
   #closedSuccess(): void {
     this.#consecutiveFailures = 0;
     this.#window?.record(false, this.#clock());
@@ -256,4 +263,12 @@ export class CircuitBreaker {
     this.#window?.clear();
     this.#moveTo('closed');
   }
+}
+
+/** @internal A new, closed breaker (the registry makes one per worker). */
+export function createCircuitBreaker(
+  config: ResolvedCircuitBreakerConfig,
+  clock: Clock,
+): CircuitBreaker {
+  return newBreaker(config, clock);
 }

@@ -50,6 +50,14 @@ export type RingLoadOf = (url: string, index: number) => number;
  */
 export type PointCache = Map<string, Uint32Array>;
 
+// Set by the class's static block; used by `buildRing`.
+let newRing: (
+  hasher: Hasher,
+  urls: Iterable<string>,
+  virtualNodes: number,
+  cache?: PointCache,
+) => HashRing;
+
 /**
  * An immutable consistent-hash ring over a set of worker URLs.
  *
@@ -85,8 +93,13 @@ export class HashRing {
   #epoch = 0;
   #walking = false;
 
-  /** @internal Use {@link HashRing.create}. */
-  constructor(hasher: Hasher, urls: Iterable<string>, virtualNodes: number, cache?: PointCache) {
+  /** Rings come from {@link HashRing.create}, and from a registry. */
+  private constructor(
+    hasher: Hasher,
+    urls: Iterable<string>,
+    virtualNodes: number,
+    cache?: PointCache,
+  ) {
     const sorted = uniqueSortedUrls(urls);
     const vn = readVirtualNodes(virtualNodes);
     this.#hasher = hasher;
@@ -281,6 +294,11 @@ export class HashRing {
     return this.#walk(this.#locate(hi >>> 0, lo >>> 0), accept);
   }
 
+  static {
+    newRing = (hasher, urls, virtualNodes, cache) =>
+      new HashRing(hasher, urls, virtualNodes, cache);
+  }
+
   /** First point index at or after (hi, lo), wrapping to 0. */
   #locate(hi: number, lo: number): number {
     const P = this.#points;
@@ -403,7 +421,7 @@ export function buildRing(
   virtualNodes: number,
   cache?: PointCache,
 ): HashRing {
-  return new HashRing(hasher, urls, virtualNodes, cache);
+  return newRing(hasher, urls, virtualNodes, cache);
 }
 
 /** Rejects an `accept` predicate that cannot be called (before any lookup state is touched). */

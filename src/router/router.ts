@@ -12,7 +12,7 @@ import { selectPair } from '../policies/select-pair.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
 import { type ResolvedRetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
-import { WorkerLease } from '../workers/lease.js';
+import { type LeaseState, leaseStateOf, type WorkerLease } from '../workers/lease.js';
 import type { Worker } from '../workers/worker.js';
 import { claimBreakerDefaults, releaseBreakerDefaults } from './breaker-defaults.js';
 import { BreakerWatch } from './breaker-watch.js';
@@ -128,7 +128,7 @@ export class Router {
   readonly #calls = new CallSignals();
   readonly #readiness: Readiness;
   readonly #breakers: BreakerWatch;
-  readonly #leaks: FinalizationRegistry<ReturnType<typeof WorkerLease.stateOf>> | undefined;
+  readonly #leaks: FinalizationRegistry<LeaseState> | undefined;
   readonly #onEvent = (event: WorkerEvent): void => this.#handle(event);
   #started = false;
   #closed = false;
@@ -438,7 +438,7 @@ export class Router {
 
   #lease(worker: Worker): WorkerLease {
     const lease = worker.acquire();
-    this.#leaks?.register(lease, WorkerLease.stateOf(lease));
+    this.#leaks?.register(lease, leaseStateOf(lease));
     return lease;
   }
 

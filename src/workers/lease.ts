@@ -72,6 +72,10 @@ export class LeaseState {
   }
 }
 
+// Set by the class's static block.
+let newLease: (worker: Worker, state: LeaseState) => WorkerLease;
+let stateOfLease: (lease: WorkerLease) => LeaseState;
+
 /**
  * A request in flight on a worker, from {@link Worker.acquire} (or a router's `select`).
  * `release` decrements the worker's `load` exactly once; later calls do nothing.
@@ -82,8 +86,8 @@ export class WorkerLease {
   readonly #worker: Worker;
   readonly #state: LeaseState;
 
-  /** @internal Use {@link Worker.acquire}. */
-  constructor(worker: Worker, state: LeaseState) {
+  /** Leases come from {@link Worker.acquire}. */
+  private constructor(worker: Worker, state: LeaseState) {
     this.#worker = worker;
     this.#state = state;
   }
@@ -108,10 +112,20 @@ export class WorkerLease {
     return this.#state.end(outcome);
   }
 
-  /** @internal The lease's undo record (leak tracking). */
-  static stateOf(lease: WorkerLease): LeaseState {
-    return lease.#state;
+  static {
+    newLease = (worker, state) => new WorkerLease(worker, state);
+    stateOfLease = (lease) => lease.#state;
   }
+}
+
+/** @internal A lease on `worker` that undoes `state` when it ends (what `Worker.acquire` returns). */
+export function createLease(worker: Worker, state: LeaseState): WorkerLease {
+  return newLease(worker, state);
+}
+
+/** @internal The lease's undo record (leak tracking by the router's finaliser). */
+export function leaseStateOf(lease: WorkerLease): LeaseState {
+  return stateOfLease(lease);
 }
 
 function isFailure(outcome: LeaseOutcome, failureStatuses: readonly number[]): boolean {

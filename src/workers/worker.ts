@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import type { CircuitBreaker, CircuitBreakerSnapshot } from '../resilience/circuit-breaker.js';
 import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
 import type { HealthConfig } from '../resilience/health-config.js';
-import { LeaseState, WorkerLease } from './lease.js';
+import { createLease, LeaseState, type WorkerLease } from './lease.js';
 import { type LoadCounter, NO_COUNTERS } from './load-counter.js';
 import type { ResolvedWorkerSpec, RuntimeType, WorkerStatus, WorkerType } from './worker-spec.js';
 import type { ConnectionMode } from './worker-url.js';
@@ -186,6 +186,12 @@ export class WorkerRuntime {
 // Set by the `Worker` class's static block; read through `workerInternals`.
 let readSpec: (worker: Worker) => ResolvedWorkerSpec;
 let readRuntime: (worker: Worker) => WorkerRuntime;
+let newWorker: (
+  id: string,
+  revision: number,
+  spec: ResolvedWorkerSpec,
+  runtime: WorkerRuntime,
+) => Worker;
 
 /**
  * One model-server worker. Read-only to callers except for the documented counters
@@ -203,8 +209,13 @@ export class Worker {
   readonly #modelSet: ReadonlySet<string>;
   readonly #runtime: WorkerRuntime;
 
-  /** @internal Workers are created by the registry. */
-  constructor(id: string, revision: number, spec: ResolvedWorkerSpec, runtime: WorkerRuntime) {
+  /** Workers are created by the registry. */
+  private constructor(
+    id: string,
+    revision: number,
+    spec: ResolvedWorkerSpec,
+    runtime: WorkerRuntime,
+  ) {
     this.#id = id;
     this.#revision = revision;
     this.#spec = spec;
@@ -336,7 +347,7 @@ export class Worker {
     const counters = rt.counters;
     for (let i = 0; i < counters.length; i++) counters[i]!.inFlight++;
     const breaker = rt.breaker;
-    return new WorkerLease(
+    return createLease(
       this,
       new LeaseState(rt, counters, breaker, breaker.onAcquire(), this.#spec.url),
     );
@@ -382,6 +393,7 @@ export class Worker {
     // runtime through `workerInternals` (below), never through the public class.
     readSpec = (worker) => worker.#spec;
     readRuntime = (worker) => worker.#runtime;
+    newWorker = (id, revision, spec, runtime) => new Worker(id, revision, spec, runtime);
   }
 }
 
@@ -392,6 +404,10 @@ export class Worker {
  * rather than bare functions so tests can count the reads.
  */
 export const workerInternals = {
+  /** A new worker object (a registration, or a new revision sharing `runtime`). */
+  create(id: string, revision: number, spec: ResolvedWorkerSpec, runtime: WorkerRuntime): Worker {
+    return newWorker(id, revision, spec, runtime);
+  },
   /** The resolved spec this revision was built from. */
   specOf(worker: Worker): ResolvedWorkerSpec {
     return readSpec(worker);

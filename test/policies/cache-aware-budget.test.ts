@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  CacheAwarePolicy,
   type CacheAwareStats,
   createPolicy,
   type Worker,
   WorkerRegistry,
 } from '../../src/index.js';
+import { cacheAwareModelCount, cacheAwareTreeOf } from '../../src/policies/cache-aware.js';
 import { throwsCode } from '../support/fixtures.js';
 
 /** Units a tree counts on top of its contents (src/policies/support/model-caches.ts). */
@@ -74,7 +74,7 @@ describe('cache_aware: one budget for all trees (maxTotalSize)', () => {
     expect(stats.totalSize).toBe(recount(stats));
     expect(stats.trees.length).toBeLessThanOrEqual(budget / TREE_CHARGE);
     expect(peakTrees).toBeLessThanOrEqual(budget / TREE_CHARGE);
-    expect(CacheAwarePolicy.modelCount(policy)).toBe(new Set(stats.trees.map((t) => t.model)).size);
+    expect(cacheAwareModelCount(policy)).toBe(new Set(stats.trees.map((t) => t.model)).size);
     policy.close();
   });
 
@@ -95,7 +95,7 @@ describe('cache_aware: one budget for all trees (maxTotalSize)', () => {
 
     const stats = policy.stats();
     expect(stats.totalSize).toBeLessThanOrEqual(budget);
-    const llama = CacheAwarePolicy.treeOf(policy, 'llama', 'text')!;
+    const llama = cacheAwareTreeOf(policy, 'llama', 'text')!;
     for (const text of served) expect(llama.match(text).matched).toBe(text.length);
     const hits = stats.reasons.cache_hit;
     served.forEach((text, i) => {
@@ -119,8 +119,8 @@ describe('cache_aware: one budget for all trees (maxTotalSize)', () => {
 
     const stats = policy.stats();
     expect(stats.trees.map((t) => t.model).sort()).toEqual(['a', 'b']);
-    const a = CacheAwarePolicy.treeOf(policy, 'a', 'text')!;
-    const b = CacheAwarePolicy.treeOf(policy, 'b', 'text')!;
+    const a = cacheAwareTreeOf(policy, 'a', 'text')!;
+    const b = cacheAwareTreeOf(policy, 'b', 'text')!;
     expect(a.match(texts[198]!).matched).toBe(300);
     expect(b.match(texts[199]!).matched).toBe(300);
     expect(a.match(texts[0]!).matched).toBeLessThan(300);
@@ -159,7 +159,7 @@ describe('cache_aware: one budget for all trees (maxTotalSize)', () => {
     for (let i = 0; i < 2_000; i++)
       policy.select(workers, { model: `junk-${i}`, text: essay(i, 50) });
 
-    expect(CacheAwarePolicy.treeOf(policy, '', 'text')!.match(text).matched).toBe(300);
+    expect(cacheAwareTreeOf(policy, '', 'text')!.match(text).matched).toBe(300);
     expect(policy.stats().totalSize).toBeLessThanOrEqual(budget);
     policy.close();
   });
@@ -195,8 +195,8 @@ describe('cache_aware: an emptied tree is dropped', () => {
 
     expect(policy.stats().trees).toEqual([]);
     expect(policy.stats().totalSize).toBe(0);
-    expect(CacheAwarePolicy.treeOf(policy, 'm', 'text')).toBeUndefined();
-    expect(CacheAwarePolicy.modelCount(policy)).toBe(0);
+    expect(cacheAwareTreeOf(policy, 'm', 'text')).toBeUndefined();
+    expect(cacheAwareModelCount(policy)).toBe(0);
   });
 
   it('a request with nothing to store (tokens shorter than a page) creates no tree', async () => {
@@ -207,7 +207,7 @@ describe('cache_aware: an emptied tree is dropped', () => {
       policy.select(registry.getAll(), { model: `m${i}`, tokens: [1, 2, 3] });
 
     expect(policy.stats().trees).toEqual([]);
-    expect(CacheAwarePolicy.modelCount(policy)).toBe(0);
+    expect(cacheAwareModelCount(policy)).toBe(0);
   });
 
   it('trees dropped by the budget leave no model entry behind', async () => {
@@ -219,7 +219,7 @@ describe('cache_aware: an emptied tree is dropped', () => {
 
     const trees = policy.stats().trees.length;
     expect(trees).toBeGreaterThan(0);
-    expect(CacheAwarePolicy.modelCount(policy)).toBe(trees);
+    expect(cacheAwareModelCount(policy)).toBe(trees);
   });
 
   it('a model whose engine blocks are all cleared keeps no entry', async () => {
@@ -232,6 +232,6 @@ describe('cache_aware: an emptied tree is dropped', () => {
     policy.applyKvEvents(url, [{ type: 'cleared', model: 'm' }]);
 
     expect(policy.stats().eventModels).toEqual([]);
-    expect(CacheAwarePolicy.modelCount(policy)).toBe(0);
+    expect(cacheAwareModelCount(policy)).toBe(0);
   });
 });

@@ -5,12 +5,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   blockHashes,
-  CacheAwarePolicy,
   createPolicy,
   type Worker,
   type WorkerLease,
   WorkerRegistry,
 } from '../../src/index.js';
+import { cacheAwareTreeOf } from '../../src/policies/cache-aware.js';
 import { buildFleet } from '../support/policy-contract.js';
 
 const ready = { status: 'ready', open: false, removed: false, load: 0 } as const;
@@ -134,7 +134,7 @@ describe('cache_aware: escapes', () => {
     policy.select(workers, { text });
     for (const lease of leases) lease.release();
 
-    const tree = CacheAwarePolicy.treeOf(policy, '', 'text')!;
+    const tree = cacheAwareTreeOf(policy, '', 'text')!;
     expect(tree.sizeOf(idle.url)).toBe(text.length);
   });
 
@@ -256,7 +256,7 @@ describe('cache_aware: failures and removal', () => {
     const expected = workers.filter((w) => w !== owner).sort((a, b) => a.load - b.load)[0];
     expect(chosen).toBe(expected);
     expect(policy.stats().reasons.stale_match).toBe(1);
-    expect(CacheAwarePolicy.treeOf(policy, '', 'text')!.sizeOf(chosen.url)).toBe(text.length);
+    expect(cacheAwareTreeOf(policy, '', 'text')!.sizeOf(chosen.url)).toBe(text.length);
     for (const lease of leases) lease.release();
   });
 
@@ -284,7 +284,7 @@ describe('cache_aware: failures and removal', () => {
     await registry.remove(gone.id);
     policy.removeWorker(gone.url);
 
-    const tree = CacheAwarePolicy.treeOf(policy, '', 'text')!;
+    const tree = cacheAwareTreeOf(policy, '', 'text')!;
     expect(tree.sizeOf(gone.url)).toBe(0);
     expect(tree.idOf(gone.url)).toBe(-1);
     for (const text of texts) expect(policy.select(workers, { text })).not.toBe(gone);
@@ -338,7 +338,7 @@ describe('cache_aware: token requests', () => {
     policy.select(workers, { tokens: tokens(1, 15) });
 
     expect(policy.stats().reasons).toMatchObject({ cache_hit: 0, cache_miss: 2 });
-    expect(CacheAwarePolicy.treeOf(policy, '', 'tokens')?.nodeCount ?? 1).toBe(1);
+    expect(cacheAwareTreeOf(policy, '', 'tokens')?.nodeCount ?? 1).toBe(1);
   });
 
   it('requests sharing full pages stick; a partial trailing page never matches', async () => {
@@ -348,7 +348,7 @@ describe('cache_aware: token requests', () => {
 
     expect(policy.select(workers, { tokens: [...tokens(2, 40), 9, 9] })).toBe(owner); // 2 extra: partial page
     expect(policy.stats().reasons.cache_hit).toBe(1);
-    expect(CacheAwarePolicy.treeOf(policy, '', 'tokens')!.sizeOf(owner.url)).toBe(40);
+    expect(cacheAwareTreeOf(policy, '', 'tokens')!.sizeOf(owner.url)).toBe(40);
   });
 
   it('tokens win over text when a request has both', async () => {
@@ -356,8 +356,8 @@ describe('cache_aware: token requests', () => {
     const policy = createPolicy('cache_aware');
     policy.select(workers, { tokens: tokens(3, 64), text: 'ignored' });
 
-    expect(CacheAwarePolicy.treeOf(policy, '', 'text')).toBeUndefined();
-    expect(CacheAwarePolicy.treeOf(policy, '', 'tokens')!.nodeCount).toBe(2);
+    expect(cacheAwareTreeOf(policy, '', 'text')).toBeUndefined();
+    expect(cacheAwareTreeOf(policy, '', 'tokens')!.nodeCount).toBe(2);
   });
 });
 
@@ -468,7 +468,7 @@ describe('cache_aware: eviction and lifecycle', () => {
 
     policy.evict();
 
-    const tree = CacheAwarePolicy.treeOf(policy, '', 'text')!;
+    const tree = cacheAwareTreeOf(policy, '', 'text')!;
     expect(tree.sizeOf(workers[0]!.url)).toBeLessThanOrEqual(1_000);
     expect(tree.match(texts[3]!).matched).toBe(400); // the newest survives
     expect(tree.match(texts[0]!).matched).toBeLessThan(400);
@@ -479,9 +479,9 @@ describe('cache_aware: eviction and lifecycle', () => {
     const policy = createPolicy('cache_aware', { maxTreeSize: 500 });
     for (let i = 0; i < 10; i++) policy.select(workers, { text: essay(60 + i, 400) });
 
-    expect(
-      CacheAwarePolicy.treeOf(policy, '', 'text')!.sizeOf(workers[0]!.url),
-    ).toBeLessThanOrEqual(1_000);
+    expect(cacheAwareTreeOf(policy, '', 'text')!.sizeOf(workers[0]!.url)).toBeLessThanOrEqual(
+      1_000,
+    );
   });
 
   it('the eviction timer runs every evictionIntervalMs, is unref’d, and stops at close()', async () => {
@@ -491,7 +491,7 @@ describe('cache_aware: eviction and lifecycle', () => {
     const unref = vi.spyOn(globalThis, 'setInterval');
     policy.select(workers, { text: essay(80, 150) });
     expect(unref).toHaveBeenCalledTimes(1);
-    const tree = CacheAwarePolicy.treeOf(policy, '', 'text')!;
+    const tree = cacheAwareTreeOf(policy, '', 'text')!;
     expect(tree.sizeOf(workers[0]!.url)).toBe(150);
 
     vi.advanceTimersByTime(1_000);

@@ -15,6 +15,7 @@ import {
   WorkerRegistry,
 } from '../../src/index.js';
 import type { ManualMode } from '../../src/policies/manual.js';
+import { manualSnapshotOf } from '../../src/policies/manual.js';
 import { runs } from '../helpers/fc-settings.js';
 import { type FakeClock, fakeClock, throwsCode } from '../support/fixtures.js';
 
@@ -43,11 +44,11 @@ function manual(config: ManualConfig = {}): { policy: ManualPolicy; clock: FakeC
 }
 
 function entryOf(policy: ManualPolicy, key: string) {
-  return ManualPolicy.snapshotOf(policy).entries.find((e) => e.key === key);
+  return manualSnapshotOf(policy).entries.find((e) => e.key === key);
 }
 
 function keysOf(policy: ManualPolicy): string[] {
-  return ManualPolicy.snapshotOf(policy).entries.map((e) => e.key);
+  return manualSnapshotOf(policy).entries.map((e) => e.key);
 }
 
 const fail = (worker: Worker) => worker.circuitBreaker.forceOpen();
@@ -401,7 +402,7 @@ describe('manual policy: memory bounds', () => {
     expect(atInterval).toEqual(['b']);
     expect(withinNextInterval).toBe(1);
     expect(policy.size).toBe(0);
-    expect(ManualPolicy.snapshotOf(policy).counts).toEqual({});
+    expect(manualSnapshotOf(policy).counts).toEqual({});
   });
 
   it('keeps a key for 4 hours of idleness by default', async () => {
@@ -450,7 +451,7 @@ describe('manual policy: removeWorker, reset, close', () => {
     policy.select(candidates(), { routingKey: 'a' });
     recover(w0);
     policy.select(candidates(), { routingKey: 'd' });
-    expect(ManualPolicy.snapshotOf(policy).entries).toMatchObject([
+    expect(manualSnapshotOf(policy).entries).toMatchObject([
       { key: 'b', primary: w1.url, secondary: undefined },
       { key: 'c', primary: w2.url, secondary: undefined },
       { key: 'a', primary: w0.url, secondary: w1.url },
@@ -462,12 +463,12 @@ describe('manual policy: removeWorker, reset, close', () => {
     policy.removeWorker(w0.url);
 
     // Assert
-    expect(ManualPolicy.snapshotOf(policy).entries).toMatchObject([
+    expect(manualSnapshotOf(policy).entries).toMatchObject([
       { key: 'b', primary: w1.url, secondary: undefined },
       { key: 'c', primary: w2.url, secondary: undefined },
       { key: 'a', primary: w1.url, secondary: undefined },
     ]);
-    expect(ManualPolicy.snapshotOf(policy).counts).toEqual({ [w1.url]: 2, [w2.url]: 1 });
+    expect(manualSnapshotOf(policy).counts).toEqual({ [w1.url]: 2, [w2.url]: 1 });
     expect(policy.select(candidates(), { routingKey: 'a' })).toBe(w1);
   });
 
@@ -486,7 +487,7 @@ describe('manual policy: removeWorker, reset, close', () => {
 
     // Assert
     expect(entryOf(policy, 'k')).toMatchObject({ primary: w0.url, secondary: undefined });
-    expect(ManualPolicy.snapshotOf(policy).counts).toEqual({ [w0.url]: 1 });
+    expect(manualSnapshotOf(policy).counts).toEqual({ [w0.url]: 1 });
   });
 
   it('reset and close forget every key and count', async () => {
@@ -559,7 +560,7 @@ describe('manual policy: min_group and legs', () => {
     expect(prefill).toBe(w0);
     expect(decode).toBe(w1);
     expect(prefillDuringOutage).toBe(w1);
-    expect(ManualPolicy.snapshotOf(policy).entries).toMatchObject([
+    expect(manualSnapshotOf(policy).entries).toMatchObject([
       { key: 'decode:s', primary: w1.url, secondary: undefined },
       { key: 'prefill:s', primary: w0.url, secondary: w1.url },
     ]);
@@ -661,7 +662,7 @@ async function apply(run: Run, op: Exclude<Op, { kind: 'select' }>): Promise<voi
 
 /** The slot of the worker that the `op.entry`-th entry (mod their count) names in `op.role`. */
 function slotOfEntry(run: Run, op: Extract<Op, { kind: 'hit' }>): number {
-  const { entries } = ManualPolicy.snapshotOf(run.policy);
+  const { entries } = manualSnapshotOf(run.policy);
   if (entries.length === 0) return -1;
   const entry = entries[op.entry % entries.length]!;
   const url = op.role === 'primary' ? entry.primary : entry.secondary;
@@ -670,7 +671,7 @@ function slotOfEntry(run: Run, op: Extract<Op, { kind: 'hit' }>): number {
 
 /** The table's invariants: key bound, no removed URL, per-URL counts equal a recount. */
 function checkTable(run: Run, maxKeys: number): void {
-  const { entries, counts } = ManualPolicy.snapshotOf(run.policy);
+  const { entries, counts } = manualSnapshotOf(run.policy);
   expect(entries.length).toBe(run.policy.size);
   expect(entries.length).toBeLessThanOrEqual(maxKeys);
   const recount: Record<string, number> = {};

@@ -9,12 +9,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  CacheAwarePolicy,
   type CacheAwareStats,
   createPolicy,
   type Worker,
   WorkerRegistry,
 } from '../../src/index.js';
+import { cacheAwareModelCount } from '../../src/policies/cache-aware.js';
 import { runs } from '../helpers/fc-settings.js';
 
 const TREE_CHARGE = 512;
@@ -135,7 +135,7 @@ describe('cache_aware budget properties', () => {
               expect(t.nodes).toBeGreaterThan(1);
             }
             const models = new Set([...stats.trees.map((t) => t.model), ...stats.eventModels]);
-            expect(CacheAwarePolicy.modelCount(policy), 'no entry without trees or blocks').toBe(
+            expect(cacheAwareModelCount(policy), 'no entry without trees or blocks').toBe(
               models.size,
             );
             if (op.op === 'select') {

@@ -17,7 +17,10 @@ import { FleetRouteError, type FleetRouteErrorCode } from '../../src/core/errors
 import { loadHasher } from '../../src/core/hash.js';
 import type { StreamItem } from '../../src/registry/event-stream.js';
 import type { WorkerEvent } from '../../src/registry/worker-event.js';
-import { WorkerRegistry } from '../../src/registry/worker-registry.js';
+import {
+  createRegistryWithHooks,
+  type WorkerRegistry,
+} from '../../src/registry/worker-registry.js';
 import type { Worker } from '../../src/workers/worker.js';
 import type { WorkerStatus } from '../../src/workers/worker-spec.js';
 import { runs } from '../helpers/fc-settings.js';
@@ -192,7 +195,7 @@ async function runBatch(s: fc.Scheduler, ops: readonly Op[], throwEvery: number)
   const hasher = await loadHasher();
   const schedule = (label: string) => (url: string) =>
     s.schedule(Promise.resolve(), `${label} ${url}`);
-  const registry = new WorkerRegistry(
+  const registry = createRegistryWithHooks(
     hasher,
     { virtualNodes: 4, onListenerError: () => listenerErrors++ },
     { beforeLock: schedule('before lock'), insideLock: schedule('inside lock') },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker, type CircuitBreakerConfig, WorkerRegistry } from '../../src/index.js';
+import { type CircuitBreaker, type CircuitBreakerConfig, WorkerRegistry } from '../../src/index.js';
+import { createCircuitBreaker } from '../../src/resilience/circuit-breaker.js';
 import { resolveCircuitBreakerConfig } from '../../src/resilience/circuit-breaker-config.js';
 
 let now = 0;
@@ -7,7 +8,7 @@ const clock = () => now;
 
 function breaker(config: CircuitBreakerConfig = {}): CircuitBreaker {
   now = 0;
-  return new CircuitBreaker(resolveCircuitBreakerConfig(config), clock);
+  return createCircuitBreaker(resolveCircuitBreakerConfig(config), clock);
 }
 
 function fail(b: CircuitBreaker, times: number): void {

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker } from '../../src/index.js';
+import { createCircuitBreaker } from '../../src/resilience/circuit-breaker.js';
 import { resolveCircuitBreakerConfig } from '../../src/resilience/circuit-breaker-config.js';
 import { FailureWindow } from '../../src/resilience/failure-window.js';
 import { runs } from '../helpers/fc-settings.js';
@@ -49,7 +49,7 @@ describe('FailureWindow', () => {
 describe('CircuitBreaker with a failure-rate window', () => {
   it('failures older than window.ms no longer count toward the rate', () => {
     let now = 0;
-    const breaker = new CircuitBreaker(
+    const breaker = createCircuitBreaker(
       resolveCircuitBreakerConfig({
         failureThreshold: 100,
         window: { ms: 10_000, minRequests: 10, failureRate: 0.5 },

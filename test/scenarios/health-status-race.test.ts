@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadHasher } from '../../src/core/hash.js';
-import { Router, type WorkerEvent, WorkerRegistry, type WorkerStatus } from '../../src/index.js';
+import { Router, type WorkerEvent, type WorkerStatus } from '../../src/index.js';
 import type { LockHooks } from '../../src/registry/url-locks.js';
+import { createRegistryWithHooks } from '../../src/registry/worker-registry.js';
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -27,7 +28,7 @@ async function parkable(defaultStatus: WorkerStatus) {
       await inside.shift();
     },
   };
-  const registry = new WorkerRegistry(await loadHasher(), { defaultStatus }, hooks);
+  const registry = createRegistryWithHooks(await loadHasher(), { defaultStatus }, hooks);
   const events: WorkerEvent[] = [];
   registry.on('event', (e) => {
     events.push(e);

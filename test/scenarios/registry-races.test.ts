@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadHasher } from '../../src/core/hash.js';
-import { type Worker, type WorkerEvent, WorkerRegistry } from '../../src/index.js';
+import type { Worker, WorkerEvent } from '../../src/index.js';
 import type { LockHooks } from '../../src/registry/url-locks.js';
+import { createRegistryWithHooks } from '../../src/registry/worker-registry.js';
 import { expectConsistent, expectFleetError, recordedRegistry } from '../support/fixtures.js';
 
 const U = 'http://h:8000';
@@ -37,7 +38,7 @@ async function choreographed() {
       await inside.shift();
     },
   };
-  const registry = new WorkerRegistry(await loadHasher(), { defaultStatus: 'ready' }, hooks);
+  const registry = createRegistryWithHooks(await loadHasher(), { defaultStatus: 'ready' }, hooks);
   const events: WorkerEvent[] = [];
   registry.on('event', (e) => {
     events.push(e);
