@@ -10,6 +10,7 @@ export type { KvEvent } from './cache/kv-event-store.js';
 export type { TenantTreeStats } from './cache/radix-tree.js';
 export type { FleetRouteErrorCode } from './core/errors.js';
 export { ERROR_MESSAGES, FleetRouteError } from './core/errors.js';
+export type { RequestHeaders } from './core/headers.js';
 export type { BucketConfig } from './policies/bucket.js';
 export { BucketPolicy } from './policies/bucket.js';
 export type {
@@ -29,10 +30,8 @@ export { MANUAL_MODES, ManualPolicy } from './policies/manual.js';
 export type { PassthroughConfig } from './policies/passthrough.js';
 export { PassthroughPolicy } from './policies/passthrough.js';
 export type {
-  LoadReport,
   Policy,
   PolicyName,
-  RequestHeaders,
   RequestLeg,
   SelectRequest,
 } from './policies/policy.js';
@@ -87,6 +86,7 @@ export { DEFAULT_VIRTUAL_NODES, HashRing } from './ring/hash-ring.js';
 export type { ReadyOptions } from './router/readiness.js';
 export { backoffDelay } from './router/retry.js';
 export type {
+  AttemptContext,
   RetryDecision,
   RetryErrorOutcome,
   RetryEvent,
@@ -96,7 +96,6 @@ export type {
 } from './router/retry-decision.js';
 export { defaultShouldRetry } from './router/retry-decision.js';
 export type {
-  AttemptContext,
   CircuitChangedEvent,
   LeasePair,
   RouterEventMap,
@@ -110,10 +109,10 @@ export type {
   RouterRetryConfig,
 } from './router/router-options.js';
 export type { Transport } from './transport/transport.js';
-export type { LeaseOutcome } from './workers/lease.js';
-export { WorkerLease } from './workers/lease.js';
+export type { LeaseOutcome } from './workers/lease-state.js';
+export type { LoadReport } from './workers/load-report.js';
 export type { RoutingState, WorkerInfo } from './workers/worker.js';
-export { Worker } from './workers/worker.js';
+export { Worker, WorkerLease } from './workers/worker.js';
 export type { RuntimeType, WorkerSpec, WorkerStatus, WorkerType } from './workers/worker-spec.js';
 export {
   CONNECTION_MODES,

@@ -62,6 +62,8 @@ export class RadixTree<K, L> {
   readonly #root: TreeNode<L>;
   readonly #ids = new Map<string, number>();
   readonly #names: (string | undefined)[] = [];
+  /** Scratch for {@link RadixTree.holdersOf}. */
+  readonly #holders: string[] = [];
   readonly #free: number[] = [];
   readonly #sizes: number[] = [];
   readonly #leaves: (Set<TreeNode<L>> | undefined)[] = [];
@@ -118,6 +120,20 @@ export class RadixTree<K, L> {
   /** @internal The tenant's name for an id. */
   nameOf(id: number): string | undefined {
     return this.#names[id];
+  }
+
+  /**
+   * The tenants holding the node a match reached — the workers that were sent that prefix —
+   * by name, in the node's order. The array is reused: read it before the next call. O(holders).
+   */
+  holdersOf(match: TreeMatch<L>): readonly string[] {
+    const holders = this.#holders;
+    holders.length = 0;
+    for (const id of match.node.tenants.keys()) {
+      const name = this.#names[id];
+      if (name !== undefined) holders.push(name);
+    }
+    return holders;
   }
 
   /**

@@ -7,8 +7,8 @@ import { IdentityMemo } from '../core/identity-memo.js';
 import { readInteger, readNumber } from '../core/options.js';
 import type { Clock } from '../resilience/clock.js';
 import { Worker } from '../workers/worker.js';
+import { SizeWindow } from './bucket/size-window.js';
 import type { Policy, SelectRequest } from './policy.js';
-import { BucketWindow } from './support/bucket-window.js';
 import { type CommonPolicyConfig, readClock, readConfig } from './support/config.js';
 import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
@@ -103,7 +103,7 @@ interface BucketOrder {
  */
 export class BucketPolicy implements Policy {
   readonly name = 'bucket' as const;
-  readonly #window: BucketWindow;
+  readonly #window: SizeWindow;
   readonly #clock: Clock;
   readonly #refitIntervalMs: number;
   readonly #absThreshold: number;
@@ -147,7 +147,7 @@ export class BucketPolicy implements Policy {
       1,
       0x7fff_ffff,
     );
-    this.#window = new BucketWindow(windowSize, minSamples, initialMax);
+    this.#window = new SizeWindow(windowSize, minSamples, initialMax);
     this.#refitIntervalMs = readInteger(
       'bucket.refitIntervalMs',
       o.refitIntervalMs,

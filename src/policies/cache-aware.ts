@@ -10,11 +10,9 @@ import { KvBlockIndex, type KvEvent, readKvEvent } from '../cache/kv-event-store
 import type { RadixTree } from '../cache/radix-tree.js';
 import { loadedHasher } from '../core/hash.js';
 import { fail, readInteger, readNumber } from '../core/options.js';
+import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
-import type { LoadReport, Policy, SelectRequest } from './policy.js';
-import { CacheAwareScan, isImbalanced } from './support/cache-aware-scan.js';
-import { type CommonPolicyConfig, readClock, readConfig } from './support/config.js';
-import { LoadTable } from './support/load-table.js';
+import { CandidateScan, isImbalanced } from './cache-aware/candidate-scan.js';
 import {
   type ModelCache,
   ModelCaches,
@@ -22,7 +20,10 @@ import {
   TOKENS,
   type TreeKind,
   treeOf,
-} from './support/model-caches.js';
+} from './cache-aware/model-caches.js';
+import type { Policy, SelectRequest } from './policy.js';
+import { type CommonPolicyConfig, readClock, readConfig } from './support/config.js';
+import { LoadTable } from './support/load-table.js';
 import { isWorkerList, pick } from './support/sampling.js';
 
 /** Why a selection went where it did (counted by {@link CacheAwarePolicy.stats}). @public */
@@ -183,7 +184,7 @@ export class CacheAwarePolicy implements Policy {
   readonly #pageSize: number;
   readonly #maxEventBlocks: number;
   readonly #loads: LoadTable;
-  readonly #scan: CacheAwareScan;
+  readonly #scan: CandidateScan;
   readonly #caches: ModelCaches;
   readonly #reasons = new Float64Array(REASONS.length);
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -276,7 +277,7 @@ export class CacheAwarePolicy implements Policy {
       2_147_483_647,
     );
     this.#loads = new LoadTable(readClock('cache_aware', o), staleAfterMs);
-    this.#scan = new CacheAwareScan(spread, ceiling);
+    this.#scan = new CandidateScan(spread, ceiling);
     this.#blockScratch = new Uint32Array(2 + this.#pageSize);
     this.#caches = new ModelCaches(maxTreeSize, maxTotalSize, this.#pageSize);
   }
@@ -327,7 +328,7 @@ export class CacheAwarePolicy implements Policy {
     let reason = MISS;
     if (match.matched / match.length > this.#threshold) {
       // The cache-hit path reads only the holders of the match.
-      chosen = scan.leastLoadedOf(workers, match.node.tenants.keys(), tree);
+      chosen = scan.leastLoadedOf(workers, tree.holdersOf(match));
       reason = chosen >= 0 ? HIT : STALE;
       if (chosen >= 0 && this.#overBound(workers, scan.loadOf(chosen))) {
         chosen = -1;

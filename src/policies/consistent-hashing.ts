@@ -3,20 +3,16 @@
  *
  * @module
  */
+import { readHeader } from '../core/headers.js';
 import { readInteger } from '../core/options.js';
 import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
 import { viewOf } from '../workers/candidate-view.js';
 import type { Worker } from '../workers/worker.js';
-import {
-  type Policy,
-  ROUTING_KEY_HEADER,
-  type SelectRequest,
-  TARGET_WORKER_HEADER,
-} from './policy.js';
+import { type Policy, type SelectRequest, TARGET_WORKER_HEADER } from './policy.js';
 import { CandidateRings } from './support/candidate-ring.js';
 import { type CommonPolicyConfig, readConfig, readRandom } from './support/config.js';
-import { readHeader } from './support/headers.js';
 import type { RandomSource } from './support/random.js';
+import { routingKey } from './support/routing-key.js';
 import { available, isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `consistent_hashing` policy. @public */
@@ -26,7 +22,6 @@ export interface ConsistentHashingConfig extends CommonPolicyConfig {
 }
 
 /** Headers tried, in order, when the request has no routing key. */
-const IDENTITY_HEADERS = ['authorization', 'x-forwarded-for', 'cookie'] as const;
 
 /**
  * Sends every request with the same key to the same worker, so a user's or session's prefix
@@ -94,25 +89,4 @@ export class ConsistentHashingPolicy implements Policy {
   reset(): void {
     this.#rings.clear();
   }
-}
-
-/**
- * The request's routing key: explicit key, routing-key header, then identity headers; namespaced
- * by leg. `undefined` when there is none.
- *
- * @internal
- */
-export function routingKey(request: SelectRequest | undefined): string | undefined {
-  if (request === undefined || request === null) return undefined;
-  let key =
-    typeof request.routingKey === 'string' && request.routingKey !== ''
-      ? request.routingKey
-      : undefined;
-  key ??= readHeader(request.headers, ROUTING_KEY_HEADER);
-  for (let i = 0; key === undefined && i < IDENTITY_HEADERS.length; i++) {
-    key = readHeader(request.headers, IDENTITY_HEADERS[i]!);
-  }
-  if (key === undefined) return undefined;
-  const leg = request.leg;
-  return leg === 'prefill' || leg === 'decode' ? `${leg}:${key}` : key;
 }

@@ -9,12 +9,11 @@ import { readBoolean, readEnum, readInteger } from '../core/options.js';
 import type { Clock } from '../resilience/clock.js';
 import { type CandidateView, viewOf } from '../workers/candidate-view.js';
 import { Worker } from '../workers/worker.js';
-import { routingKey } from './consistent-hashing.js';
-import { type Policy, ROUTING_KEY_HEADER, type SelectRequest } from './policy.js';
+import { KeyTable, type ManualEntryInfo } from './manual/key-table.js';
+import type { Policy, SelectRequest } from './policy.js';
 import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './support/config.js';
-import { readHeader } from './support/headers.js';
-import { type ManualEntryInfo, ManualTable } from './support/manual-table.js';
 import { type RandomSource, randomIndex } from './support/random.js';
+import { explicitKey, routingKey } from './support/routing-key.js';
 import { available, isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /**
@@ -82,7 +81,7 @@ export interface ManualConfig extends CommonPolicyConfig {
 }
 
 // Set by the class's static block; read by `manualSnapshotOf`.
-let tableOf: (policy: ManualPolicy) => ManualTable;
+let tableOf: (policy: ManualPolicy) => KeyTable;
 
 /**
  * Keeps each routing key on the worker it was first placed on, so a session's KV cache (or any
@@ -127,7 +126,7 @@ export class ManualPolicy implements Policy {
   readonly #identityHeaders: boolean;
   readonly #random: RandomSource;
   readonly #clock: Clock;
-  readonly #table: ManualTable;
+  readonly #table: KeyTable;
   readonly #views = new IdentityMemo<readonly Worker[], CandidateView>();
   readonly #sampler = new Sampler();
   #lastSweep = Number.NEGATIVE_INFINITY;
@@ -148,7 +147,7 @@ export class ManualPolicy implements Policy {
     this.#identityHeaders = readBoolean('manual.identityHeaders', o.identityHeaders, false);
     this.#random = readRandom('manual', o);
     this.#clock = readClock('manual', o);
-    this.#table = new ManualTable(maxKeys, ttlMs);
+    this.#table = new KeyTable(maxKeys, ttlMs);
   }
 
   /** Keys held, including idle ones the next sweep will drop. O(1). */
@@ -268,22 +267,6 @@ function indexIn(workers: readonly Worker[], candidates: CandidateView, url: str
   // A list mutated after it was indexed (registry lists never are): fall back to a scan.
   if (worker instanceof Worker && worker.url === url) return index;
   return workers.findIndex((w) => w instanceof Worker && w.url === url);
-}
-
-/**
- * The request's sticky key: `request.routingKey`, else the routing-key header; namespaced by leg.
- * Identity headers are left out (see {@link ManualConfig.identityHeaders}).
- */
-function explicitKey(request: SelectRequest | undefined): string | undefined {
-  if (typeof request !== 'object' || request === null) return undefined;
-  const given = request.routingKey;
-  const key =
-    typeof given === 'string' && given !== ''
-      ? given
-      : readHeader(request.headers, ROUTING_KEY_HEADER);
-  if (key === undefined) return undefined;
-  const leg = request.leg;
-  return leg === 'prefill' || leg === 'decode' ? `${leg}:${key}` : key;
 }
 
 /** @internal The entries (least recently used first) and per-URL key counts, as plain data. */

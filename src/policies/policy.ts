@@ -3,7 +3,10 @@
  *
  * @module
  */
+
+import type { RequestHeaders } from '../core/headers.js';
 import type { HashRing } from '../ring/hash-ring.js';
+import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
 
 /** Names accepted by `createPolicy`. @public */
@@ -21,11 +24,6 @@ export type PolicyName =
 
 /** Which leg of a request a policy is choosing for (prefill/decode disaggregation). @public */
 export type RequestLeg = 'single' | 'prefill' | 'decode';
-
-/** HTTP headers as a `Headers` object or a plain record (case-insensitive either way). @public */
-export type RequestHeaders =
-  | Headers
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /**
  * What a policy may look at to route one request. Every field is optional; a policy uses what it
@@ -48,27 +46,6 @@ export interface SelectRequest {
   readonly leg?: RequestLeg;
   /** A ring over the candidates (for example `registry.getHashRing(model)`), saving a rebuild. */
   readonly ring?: HashRing;
-}
-
-/**
- * One worker's polled load. Every field is optional; a negative or non-finite value is ignored
- * as if absent.
- *
- * @public
- */
-export interface LoadReport {
-  /** KV-cache usage, 0 … 1 (values above 1 are read as 1). */
-  readonly tokenUsage?: number;
-  /** Prompt tokens waiting to be prefilled. */
-  readonly queuedTokens?: number;
-  /** Requests running. */
-  readonly runningRequests?: number;
-  /** Requests waiting in the engine's queue. */
-  readonly waitingRequests?: number;
-  /** Generated tokens per second. */
-  readonly throughput?: number;
-  /** When the observation was made (ms, caller's clock); informational. */
-  readonly at?: number;
 }
 
 /**

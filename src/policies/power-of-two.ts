@@ -4,8 +4,9 @@
  * @module
  */
 import { readInteger } from '../core/options.js';
+import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
-import type { LoadReport, Policy } from './policy.js';
+import type { Policy } from './policy.js';
 import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './support/config.js';
 import { LoadTable, type StoredLoad } from './support/load-table.js';
 import type { RandomSource } from './support/random.js';

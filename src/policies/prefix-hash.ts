@@ -8,9 +8,9 @@ import { readInteger, readNumber } from '../core/options.js';
 import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
 import type { Worker } from '../workers/worker.js';
 import type { Policy, SelectRequest } from './policy.js';
+import { PrefixKey } from './prefix-hash/prefix-key.js';
 import { type CandidateRing, CandidateRings } from './support/candidate-ring.js';
 import { type CommonPolicyConfig, readConfig } from './support/config.js';
-import { PrefixKey } from './support/prefix-key.js';
 import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `prefix_hash` policy. @public */

@@ -15,7 +15,8 @@ import {
 } from '../resilience/circuit-breaker-config.js';
 import { type RetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import type { HashRing } from '../ring/hash-ring.js';
-import { type Worker, WorkerRuntime, workerInternals } from '../workers/worker.js';
+import { type Worker, workerInternals } from '../workers/worker.js';
+import { WorkerRuntime } from '../workers/worker-runtime.js';
 import {
   MAX_MODEL_ID_LENGTH,
   type ResolvedWorkerSpec,

@@ -5,9 +5,10 @@
  * @module
  * @internal
  */
-import type { LoadReport } from '../policies/policy.js';
+
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { Transport } from '../transport/transport.js';
+import type { LoadReport } from '../workers/load-report.js';
 import { callWithDeadline } from './deadline-call.js';
 import type { ResolvedLoadPollingConfig } from './router-options.js';
 import { TaskLimiter } from './task-limiter.js';

@@ -14,6 +14,14 @@ import {
 import type { Worker } from '../workers/worker.js';
 import { backoffDelay } from './retry.js';
 
+/** What `send` gets besides the worker in `Router.execute`. @public */
+export interface AttemptContext {
+  /** Aborts when the caller's signal aborts or the router closes. */
+  readonly signal: AbortSignal;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+}
+
 /**
  * An attempt that returned a response whose `status` is in the worker's breaker
  * `failureStatuses` (a 503, a 429…).

@@ -10,10 +10,10 @@ import { FleetRouteError } from '../core/errors.js';
 import { describe } from '../core/options.js';
 import type { SelectRequest } from '../policies/policy.js';
 import type { ResolvedRetryConfig } from '../resilience/retry-config.js';
-import type { WorkerLease } from '../workers/lease.js';
-import type { Worker } from '../workers/worker.js';
+import type { Worker, WorkerLease } from '../workers/worker.js';
 import { retryAfterMs, sleep } from './retry.js';
 import {
+  type AttemptContext,
   defaultDelay,
   isDelay,
   type RetryDecision,
@@ -21,7 +21,6 @@ import {
   type RetryOutcome,
   type ShouldRetry,
 } from './retry-decision.js';
-import type { AttemptContext } from './router.js';
 
 /** @internal One call: what to send, with which settings, under which signal. */
 export interface RetryCall<T> {

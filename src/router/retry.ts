@@ -5,8 +5,7 @@
  * @module
  */
 
-import type { RequestHeaders } from '../policies/policy.js';
-import { readHeader } from '../policies/support/headers.js';
+import { type RequestHeaders, readHeader } from '../core/headers.js';
 import type { ResolvedRetryConfig } from '../resilience/retry-config.js';
 
 /**

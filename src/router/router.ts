@@ -7,13 +7,15 @@
 import { EventEmitter } from 'eventemitter3';
 import { FleetRouteError } from '../core/errors.js';
 import { fail } from '../core/options.js';
-import type { LoadReport, Policy, SelectRequest } from '../policies/policy.js';
+import type { Policy, SelectRequest } from '../policies/policy.js';
 import { selectPair } from '../policies/select-pair.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
 import { type ResolvedRetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
-import { type LeaseState, leaseStateOf, type WorkerLease } from '../workers/lease.js';
+import type { LeaseState } from '../workers/lease-state.js';
+import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
+import { leaseStateOf, type WorkerLease } from '../workers/worker.js';
 import { claimBreakerDefaults, releaseBreakerDefaults } from './breaker-defaults.js';
 import { BreakerWatch } from './breaker-watch.js';
 import { CallSignals } from './call-signals.js';
@@ -21,6 +23,7 @@ import { HealthLoop } from './health-loop.js';
 import { LoadPoller } from './load-poller.js';
 import { ModelDiscovery } from './model-discovery.js';
 import { Readiness, type ReadyOptions } from './readiness.js';
+import type { AttemptContext } from './retry-decision.js';
 import { RetryLoop } from './retry-loop.js';
 import {
   type ResolvedRouterOptions,
@@ -40,14 +43,6 @@ export interface CircuitChangedEvent {
 /** Listener signatures of `router.on(...)`. @public */
 export interface RouterEventMap {
   circuitChanged: (event: CircuitChangedEvent) => void;
-}
-
-/** What `send` gets besides the worker in {@link Router.execute}. @public */
-export interface AttemptContext {
-  /** Aborts when the caller's signal aborts or the router closes. */
-  readonly signal: AbortSignal;
-  /** 1 for the first attempt. */
-  readonly attempt: number;
 }
 
 /** A prefill lease and a decode lease from {@link Router.selectPair}. @public */

@@ -5,7 +5,8 @@
  * @module
  * @internal
  */
-import type { LoadReport, Policy } from '../policies/policy.js';
+import type { Policy } from '../policies/policy.js';
+import type { LoadReport } from '../workers/load-report.js';
 import type { Engine } from './engine.js';
 
 /**

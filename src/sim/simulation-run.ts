@@ -6,7 +6,7 @@
  * @internal
  */
 import { FleetRouteError } from '../core/errors.js';
-import type { WorkerLease } from '../workers/lease.js';
+import type { WorkerLease } from '../workers/worker.js';
 import { ArrivalSchedule } from './arrival-schedule.js';
 import { blockKeys } from './block-keys.js';
 import { Engine, type EngineHooks, type Job } from './engine.js';

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { LoadReport } from '../policies/policy.js';
+import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
 
 /**

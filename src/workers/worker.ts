@@ -1,5 +1,6 @@
 /**
- * `Worker`: one model-server instance as the registry hands it out.
+ * `Worker`: one model-server instance as the registry hands it out, and `WorkerLease`, one
+ * request in flight on it (one file: each names the other).
  *
  * @module
  */
@@ -7,8 +8,9 @@ import { inspect } from 'node:util';
 import type { CircuitBreaker, CircuitBreakerSnapshot } from '../resilience/circuit-breaker.js';
 import type { CircuitBreakerConfig } from '../resilience/circuit-breaker-config.js';
 import type { HealthConfig } from '../resilience/health-config.js';
-import { createLease, LeaseState, type WorkerLease } from './lease.js';
-import { type LoadCounter, NO_COUNTERS } from './load-counter.js';
+import { type LeaseOutcome, LeaseState } from './lease-state.js';
+import type { LoadCounter } from './load-counter.js';
+import type { WorkerRuntime } from './worker-runtime.js';
 import type { ResolvedWorkerSpec, RuntimeType, WorkerStatus, WorkerType } from './worker-spec.js';
 import type { ConnectionMode } from './worker-url.js';
 
@@ -59,128 +61,6 @@ export interface WorkerInfo {
   readonly processed: number;
   readonly live: boolean;
   readonly circuitBreaker: CircuitBreakerSnapshot;
-}
-
-/**
- * @internal State shared by every revision of one worker id: a `replace` hands the same runtime
- * to the new revision, so status, counters and in-flight leases carry over.
- */
-export class WorkerRuntime {
-  #status: WorkerStatus;
-  #live = true;
-  #breaker: CircuitBreaker;
-  #breakerClosed = true;
-  #load = 0;
-  #counters: readonly LoadCounter[] = NO_COUNTERS;
-  // Where this worker is counted in its groups' load histograms: the level (its load, or -1 when
-  // it is not available) and the groups, so a change moves it exactly once.
-  #histLevel = -1;
-  #histGroups: readonly LoadCounter[] = NO_COUNTERS;
-  /** `live && status === 'ready'`, kept by the setters so hot paths read one field. */
-  routable: boolean;
-  processed = 0;
-
-  constructor(status: WorkerStatus, breaker: CircuitBreaker) {
-    this.#status = status;
-    this.routable = status === 'ready';
-    this.#breaker = breaker;
-    breaker.mirrorInto(this);
-  }
-
-  get breaker(): CircuitBreaker {
-    return this.#breaker;
-  }
-
-  set breaker(breaker: CircuitBreaker) {
-    if (breaker === this.#breaker) return;
-    this.#breaker.mirrorInto(undefined);
-    this.#breaker = breaker;
-    breaker.mirrorInto(this);
-  }
-
-  /**
-   * Mirror of `breaker.state === 'closed'`, kept by the breaker itself, so the common case of an
-   * availability check never touches the breaker object (one cache miss less per candidate).
-   */
-  get breakerClosed(): boolean {
-    return this.#breakerClosed;
-  }
-
-  set breakerClosed(closed: boolean) {
-    this.#breakerClosed = closed;
-    this.#resync();
-  }
-
-  get status(): WorkerStatus {
-    return this.#status;
-  }
-
-  set status(to: WorkerStatus) {
-    this.#status = to;
-    this.routable = this.#live && to === 'ready';
-    this.#resync();
-  }
-
-  get live(): boolean {
-    return this.#live;
-  }
-
-  set live(value: boolean) {
-    this.#live = value;
-    this.routable = value && this.#status === 'ready';
-    this.#resync();
-  }
-
-  /** Requests in flight. */
-  get load(): number {
-    return this.#load;
-  }
-
-  /** Changes the in-flight count by `delta` (never below zero). */
-  addLoad(delta: number): void {
-    const next = this.#load + delta;
-    this.#load = Math.max(next, 0);
-    this.#resync();
-  }
-
-  /** The groups this worker belongs to (set by the registry's index). */
-  get counters(): readonly LoadCounter[] {
-    return this.#counters;
-  }
-
-  set counters(counters: readonly LoadCounter[]) {
-    this.#counters = counters;
-    this.#resync();
-  }
-
-  /** Whether the breaker admits a request: the mirror first, the breaker only when not closed. */
-  canExecute(): boolean {
-    return this.#breakerClosed || this.#breaker.canExecute();
-  }
-
-  /**
-   * Moves this worker to its current level in its current groups' load histograms, and moves
-   * the version of every group whose set of available workers changed (this worker became
-   * available or unavailable, or joined or left the group).
-   */
-  #resync(): void {
-    const level = this.routable && this.#breakerClosed ? this.#load : -1;
-    const groups = this.#counters;
-    const before = this.#histLevel;
-    const previous = this.#histGroups;
-    if (level === before && groups === previous) return;
-    if (before >= 0)
-      for (let i = 0; i < previous.length; i++) previous[i]!.histogram.remove(before);
-    if (level >= 0) for (let i = 0; i < groups.length; i++) groups[i]!.histogram.add(level);
-    if (groups !== previous) {
-      for (let i = 0; i < previous.length; i++) previous[i]!.version++;
-      for (let i = 0; i < groups.length; i++) groups[i]!.version++;
-    } else if (before < 0 !== level < 0) {
-      for (let i = 0; i < groups.length; i++) groups[i]!.version++;
-    }
-    this.#histLevel = level;
-    this.#histGroups = groups;
-  }
 }
 
 // Set by the `Worker` class's static block; read through `workerInternals`.
@@ -347,7 +227,7 @@ export class Worker {
     const counters = rt.counters;
     for (let i = 0; i < counters.length; i++) counters[i]!.inFlight++;
     const breaker = rt.breaker;
-    return createLease(
+    return newLease(
       this,
       new LeaseState(rt, counters, breaker, breaker.onAcquire(), this.#spec.url),
     );
@@ -424,3 +304,54 @@ export const workerInternals = {
     return readRuntime(worker).counters[0];
   },
 };
+
+// Set by the `WorkerLease` class's static block.
+let newLease: (worker: Worker, state: LeaseState) => WorkerLease;
+let stateOfLease: (lease: WorkerLease) => LeaseState;
+
+/**
+ * A request in flight on a worker, from {@link Worker.acquire} (or a router's `select`).
+ * `release` decrements the worker's `load` exactly once; later calls do nothing.
+ *
+ * @public
+ */
+export class WorkerLease {
+  readonly #worker: Worker;
+  readonly #state: LeaseState;
+
+  /** Leases come from {@link Worker.acquire}. */
+  private constructor(worker: Worker, state: LeaseState) {
+    this.#worker = worker;
+    this.#state = state;
+  }
+
+  /** The worker this lease is on. */
+  get worker(): Worker {
+    return this.#worker;
+  }
+
+  /** Whether `release` has been called. */
+  get released(): boolean {
+    return this.#state.ended;
+  }
+
+  /**
+   * Ends the lease: the worker's `load` goes down by one, and the outcome, if given, is recorded
+   * in its circuit breaker. O(1).
+   *
+   * @returns `true` the first time, `false` on every later call (which does nothing).
+   */
+  release(outcome?: LeaseOutcome): boolean {
+    return this.#state.end(outcome);
+  }
+
+  static {
+    newLease = (worker, state) => new WorkerLease(worker, state);
+    stateOfLease = (lease) => lease.#state;
+  }
+}
+
+/** @internal The lease's undo record (leak tracking by the router's finaliser). */
+export function leaseStateOf(lease: WorkerLease): LeaseState {
+  return stateOfLease(lease);
+}

@@ -26,7 +26,7 @@ function route<K, L>(tree: RadixTree<K, L>, key: K, tenant: string): void {
 function holders<K, L>(tree: RadixTree<K, L>, key: K): string[] {
   const m = tree.match(key);
   if (m.matched !== m.length || m.length === 0) return [];
-  return [...m.node.tenants.keys()].map((id) => tree.nameOf(id)!).sort();
+  return [...tree.holdersOf(m)].sort();
 }
 
 function matched<K, L>(tree: RadixTree<K, L>, key: K): number {
@@ -588,5 +588,20 @@ describe('RadixTree: memory', () => {
     const retained = process.memoryUsage().heapUsed - before;
     expect(tree.nodeCount).toBe(2 + COUNT);
     expect(retained).toBeLessThan(3 * 1024 * 1024);
+  });
+});
+
+describe('RadixTree.holdersOf', () => {
+  it('names the tenants holding the node a match reached, in a reused array', () => {
+    const tree = textTree();
+    route(tree, 'system prompt: be brief. question one', 'http://a:1');
+    route(tree, 'system prompt: be brief. question two', 'http://b:1');
+    const shared = tree.holdersOf(tree.match('system prompt: be brief. question'));
+    expect([...shared].sort()).toEqual(['http://a:1', 'http://b:1']);
+    const only = tree.holdersOf(tree.match('system prompt: be brief. question one'));
+    expect(only).toEqual(['http://a:1']);
+    expect(only).toBe(shared); // the same scratch array: read it before the next call
+    tree.removeTenant('http://a:1');
+    expect(tree.holdersOf(tree.match('system prompt: be brief. question'))).toEqual(['http://b:1']);
   });
 });

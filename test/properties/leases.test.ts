@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Router, type Transport, type Worker, WorkerRegistry } from '../../src/index.js';
 import { viewOf } from '../../src/workers/candidate-view.js';
-import type { WorkerLease } from '../../src/workers/lease.js';
+import type { WorkerLease } from '../../src/workers/worker.js';
 import type { WorkerStatus } from '../../src/workers/worker-spec.js';
 import { runs } from '../helpers/fc-settings.js';
 

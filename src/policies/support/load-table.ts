@@ -6,8 +6,8 @@
  */
 import { IdentityMemo } from '../../core/identity-memo.js';
 import type { Clock } from '../../resilience/clock.js';
+import type { LoadReport } from '../../workers/load-report.js';
 import { Worker } from '../../workers/worker.js';
-import type { LoadReport } from '../policy.js';
 
 /** @internal A sanitised report: absent or invalid fields are `NaN`. */
 export interface StoredLoad {

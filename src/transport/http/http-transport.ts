@@ -4,7 +4,7 @@
  * @module
  */
 import { FleetRouteError, invalidArgument } from '../../core/errors.js';
-import type { LoadReport } from '../../policies/policy.js';
+import type { LoadReport } from '../../workers/load-report.js';
 import type { Worker } from '../../workers/worker.js';
 import type { Transport } from '../transport.js';
 import { CallDeadline } from './call-deadline.js';

@@ -8,7 +8,7 @@
  * @internal
  */
 import { readTimestamp, readValue } from './number-scanner.js';
-import type { PrometheusMetricType, PrometheusSample } from './prometheus-text.js';
+import type { PrometheusMetricType, PrometheusSample } from './prometheus-sample.js';
 
 /** @internal What one line turned out to be. */
 export type LineOutcome = 'blank' | 'comment' | 'eof' | 'sample' | 'filtered' | 'invalid';

@@ -5,7 +5,7 @@
  * @module
  * @internal
  */
-import type { LoadReport } from '../../policies/policy.js';
+import type { LoadReport } from '../../workers/load-report.js';
 import type { RuntimeType } from '../../workers/worker-spec.js';
 import { gather } from './prometheus-load.js';
 import { parsePrometheusText } from './prometheus-text.js';

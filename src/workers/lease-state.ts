@@ -1,11 +1,11 @@
 /**
- * `WorkerLease`: one request in flight on one worker.
+ * What a lease must undo when it ends, and how a request ended.
  *
  * @module
  */
 import type { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import type { LoadCounter } from './load-counter.js';
-import type { Worker, WorkerRuntime } from './worker.js';
+import type { WorkerRuntime } from './worker-runtime.js';
 
 /**
  * How a request ended, fed to the worker's circuit breaker. When `status` is given it decides:
@@ -70,62 +70,6 @@ export class LeaseState {
     );
     return true;
   }
-}
-
-// Set by the class's static block.
-let newLease: (worker: Worker, state: LeaseState) => WorkerLease;
-let stateOfLease: (lease: WorkerLease) => LeaseState;
-
-/**
- * A request in flight on a worker, from {@link Worker.acquire} (or a router's `select`).
- * `release` decrements the worker's `load` exactly once; later calls do nothing.
- *
- * @public
- */
-export class WorkerLease {
-  readonly #worker: Worker;
-  readonly #state: LeaseState;
-
-  /** Leases come from {@link Worker.acquire}. */
-  private constructor(worker: Worker, state: LeaseState) {
-    this.#worker = worker;
-    this.#state = state;
-  }
-
-  /** The worker this lease is on. */
-  get worker(): Worker {
-    return this.#worker;
-  }
-
-  /** Whether `release` has been called. */
-  get released(): boolean {
-    return this.#state.ended;
-  }
-
-  /**
-   * Ends the lease: the worker's `load` goes down by one, and the outcome, if given, is recorded
-   * in its circuit breaker. O(1).
-   *
-   * @returns `true` the first time, `false` on every later call (which does nothing).
-   */
-  release(outcome?: LeaseOutcome): boolean {
-    return this.#state.end(outcome);
-  }
-
-  static {
-    newLease = (worker, state) => new WorkerLease(worker, state);
-    stateOfLease = (lease) => lease.#state;
-  }
-}
-
-/** @internal A lease on `worker` that undoes `state` when it ends (what `Worker.acquire` returns). */
-export function createLease(worker: Worker, state: LeaseState): WorkerLease {
-  return newLease(worker, state);
-}
-
-/** @internal The lease's undo record (leak tracking by the router's finaliser). */
-export function leaseStateOf(lease: WorkerLease): LeaseState {
-  return stateOfLease(lease);
 }
 
 function isFailure(outcome: LeaseOutcome, failureStatuses: readonly number[]): boolean {

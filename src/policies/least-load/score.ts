@@ -7,7 +7,7 @@
  * @internal
  */
 import type { SelectRequest } from '../policy.js';
-import type { StoredLoad } from './load-table.js';
+import type { StoredLoad } from '../support/load-table.js';
 
 /** @internal KV-cache usage is capped here so `k / (1 − k)` stays finite (at most 99). */
 export const MAX_KV_USAGE = 0.99;

@@ -16,7 +16,7 @@
  * (evenly spaced over `[0, initialMax]`). Boundaries never decrease with `j`, so the bucket of a
  * size never decreases with the size.
  */
-export class BucketWindow {
+export class SizeWindow {
   /** Ring buffer of the most recent sizes (`#count` valid, oldest at `#head` once full). */
   readonly #recent: Float64Array;
   /** Sorted copy of the window at the last successful fit (`#fitted` valid entries). */
@@ -75,7 +75,7 @@ export class BucketWindow {
 
   /**
    * The last bucket that may take `size` among `k`: the number of boundaries at or below it.
-   * It differs from {@link BucketWindow.firstBucket} only when `size` equals boundaries (many
+   * It differs from {@link SizeWindow.firstBucket} only when `size` equals boundaries (many
    * equal recent sizes); the caller spreads such requests over that range. O(log k).
    */
   lastBucket(size: number, k: number): number {

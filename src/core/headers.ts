@@ -1,10 +1,14 @@
 /**
- * Case-insensitive header reads over `Headers` objects and plain records.
+ * HTTP headers as requests carry them (a `Headers` object or a plain record), and
+ * case-insensitive reads over both.
  *
  * @module
- * @internal
  */
-import type { RequestHeaders } from '../policy.js';
+
+/** HTTP headers as a `Headers` object or a plain record (case-insensitive either way). @public */
+export type RequestHeaders =
+  | Headers
+  | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /**
  * The first non-empty value of header `name` (given in lower case), or `undefined`. Arrays give

@@ -9,15 +9,14 @@
  */
 import { blockKey } from '../../cache/block-hashes.js';
 import type { KvBlockIndex } from '../../cache/kv-event-store.js';
-import type { RadixTree } from '../../cache/radix-tree.js';
 import { IdentityMemo } from '../../core/identity-memo.js';
 import { type CandidateView, viewOf } from '../../workers/candidate-view.js';
 import { type RoutingState, Worker, workerInternals } from '../../workers/worker.js';
-import type { LoadTable, StoredLoad } from './load-table.js';
-import { readState } from './sampling.js';
+import type { LoadTable, StoredLoad } from '../support/load-table.js';
+import { readState } from '../support/sampling.js';
 
 /** @internal */
-export class CacheAwareScan {
+export class CandidateScan {
   /** Whether either KV-usage trigger is configured. */
   readonly kvTriggers: boolean;
   readonly #spread: number;
@@ -139,21 +138,17 @@ export class CacheAwareScan {
   }
 
   /**
-   * The least-loaded available candidate among the tree's tenants `ids` (ties: processed, then
-   * position), or -1 when none of them is an available candidate. Reads only those candidates.
+   * The least-loaded available candidate among `holders` (worker URLs: the holders of a matched
+   * prefix; ties: processed, then position), or -1 when none of them is an available candidate.
+   * Reads only those candidates.
    */
-  leastLoadedOf(
-    workers: readonly Worker[],
-    ids: Iterable<number>,
-    tree: RadixTree<unknown, unknown>,
-  ): number {
+  leastLoadedOf(workers: readonly Worker[], holders: readonly string[]): number {
     const view = this.viewOf(workers);
     const load = this.#load;
     const processed = this.#processed;
     let best = -1;
-    for (const id of ids) {
-      const name = tree.nameOf(id);
-      const i = name === undefined ? -1 : view.indexOf(name);
+    for (let h = 0; h < holders.length; h++) {
+      const i = view.indexOf(holders[h]!);
       if (i < 0 || !this.#read(workers, i)) continue;
       if (
         best < 0 ||

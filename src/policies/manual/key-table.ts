@@ -36,7 +36,7 @@ export interface ManualEntryInfo {
  * a key is in `#keysByUrl.get(url)` exactly when its entry names `url` as primary or secondary;
  * no set in `#keysByUrl` is empty.
  */
-export class ManualTable {
+export class KeyTable {
   readonly #entries = new Map<string, ManualEntry>();
   readonly #keysByUrl = new Map<string, Set<string>>();
   readonly #maxKeys: number;

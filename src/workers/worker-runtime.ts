@@ -1,0 +1,132 @@
+/**
+ * `WorkerRuntime`: the state every revision of one worker id shares — status, liveness, breaker,
+ * in-flight count and the load groups it is counted in.
+ *
+ * @module
+ * @internal
+ */
+import type { CircuitBreaker } from '../resilience/circuit-breaker.js';
+import { type LoadCounter, NO_COUNTERS } from './load-counter.js';
+import type { WorkerStatus } from './worker-spec.js';
+
+/**
+ * @internal State shared by every revision of one worker id: a `replace` hands the same runtime
+ * to the new revision, so status, counters and in-flight leases carry over.
+ */
+export class WorkerRuntime {
+  #status: WorkerStatus;
+  #live = true;
+  #breaker: CircuitBreaker;
+  #breakerClosed = true;
+  #load = 0;
+  #counters: readonly LoadCounter[] = NO_COUNTERS;
+  // Where this worker is counted in its groups' load histograms: the level (its load, or -1 when
+  // it is not available) and the groups, so a change moves it exactly once.
+  #histLevel = -1;
+  #histGroups: readonly LoadCounter[] = NO_COUNTERS;
+  /** `live && status === 'ready'`, kept by the setters so hot paths read one field. */
+  routable: boolean;
+  processed = 0;
+
+  constructor(status: WorkerStatus, breaker: CircuitBreaker) {
+    this.#status = status;
+    this.routable = status === 'ready';
+    this.#breaker = breaker;
+    breaker.mirrorInto(this);
+  }
+
+  get breaker(): CircuitBreaker {
+    return this.#breaker;
+  }
+
+  set breaker(breaker: CircuitBreaker) {
+    if (breaker === this.#breaker) return;
+    this.#breaker.mirrorInto(undefined);
+    this.#breaker = breaker;
+    breaker.mirrorInto(this);
+  }
+
+  /**
+   * Mirror of `breaker.state === 'closed'`, kept by the breaker itself, so the common case of an
+   * availability check never touches the breaker object (one cache miss less per candidate).
+   */
+  get breakerClosed(): boolean {
+    return this.#breakerClosed;
+  }
+
+  set breakerClosed(closed: boolean) {
+    this.#breakerClosed = closed;
+    this.#resync();
+  }
+
+  get status(): WorkerStatus {
+    return this.#status;
+  }
+
+  set status(to: WorkerStatus) {
+    this.#status = to;
+    this.routable = this.#live && to === 'ready';
+    this.#resync();
+  }
+
+  get live(): boolean {
+    return this.#live;
+  }
+
+  set live(value: boolean) {
+    this.#live = value;
+    this.routable = value && this.#status === 'ready';
+    this.#resync();
+  }
+
+  /** Requests in flight. */
+  get load(): number {
+    return this.#load;
+  }
+
+  /** Changes the in-flight count by `delta` (never below zero). */
+  addLoad(delta: number): void {
+    const next = this.#load + delta;
+    this.#load = Math.max(next, 0);
+    this.#resync();
+  }
+
+  /** The groups this worker belongs to (set by the registry's index). */
+  get counters(): readonly LoadCounter[] {
+    return this.#counters;
+  }
+
+  set counters(counters: readonly LoadCounter[]) {
+    this.#counters = counters;
+    this.#resync();
+  }
+
+  /** Whether the breaker admits a request: the mirror first, the breaker only when not closed. */
+  canExecute(): boolean {
+    return this.#breakerClosed || this.#breaker.canExecute();
+  }
+
+  /**
+   * Moves this worker to its current level in its current groups' load histograms, and moves
+   * the version of every group whose set of available workers changed (this worker became
+   * available or unavailable, or joined or left the group).
+   */
+  #resync(): void {
+    const level = this.routable && this.#breakerClosed ? this.#load : -1;
+    const groups = this.#counters;
+    const before = this.#histLevel;
+    const previous = this.#histGroups;
+    if (level === before && groups === previous) return;
+    if (before >= 0)
+      for (let i = 0; i < previous.length; i++) previous[i]!.histogram.remove(before);
+    if (level >= 0) for (let i = 0; i < groups.length; i++) groups[i]!.histogram.add(level);
+    if (groups !== previous) {
+      for (let i = 0; i < previous.length; i++) previous[i]!.version++;
+      for (let i = 0; i < groups.length; i++) groups[i]!.version++;
+    } else if (before < 0 !== level < 0) {
+      for (let i = 0; i < groups.length; i++) groups[i]!.version++;
+    }
+    this.#histLevel = level;
+    this.#histGroups = groups;
+  }
+}
