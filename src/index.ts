@@ -22,7 +22,7 @@ export { CacheAwarePolicy } from './policies/cache-aware.js';
 export type { ConsistentHashingConfig } from './policies/consistent-hashing.js';
 export { ConsistentHashingPolicy } from './policies/consistent-hashing.js';
 export type { PolicyClassMap, PolicyConfigMap } from './policies/create-policy.js';
-export { createPolicy } from './policies/create-policy.js';
+export { createPolicy, POLICY_NAMES } from './policies/create-policy.js';
 export type { LeastLoadConfig } from './policies/least-load.js';
 export { LeastLoadPolicy } from './policies/least-load.js';
 export type { ManualConfig, ManualMode } from './policies/manual.js';
@@ -35,7 +35,7 @@ export type {
   RequestLeg,
   SelectRequest,
 } from './policies/policy.js';
-export { POLICY_NAMES, ROUTING_KEY_HEADER, TARGET_WORKER_HEADER } from './policies/policy.js';
+export { ROUTING_KEY_HEADER, TARGET_WORKER_HEADER } from './policies/policy.js';
 export type { PowerOfTwoConfig } from './policies/power-of-two.js';
 export { PowerOfTwoPolicy } from './policies/power-of-two.js';
 export type { PrefixHashConfig } from './policies/prefix-hash.js';

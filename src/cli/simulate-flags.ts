@@ -6,7 +6,8 @@
  * @module
  * @internal
  */
-import { POLICY_NAMES, type PolicyName } from '../policies/policy.js';
+import { POLICY_NAMES } from '../policies/create-policy.js';
+import type { PolicyName } from '../policies/policy.js';
 import { DEFAULT_POLICIES } from '../sim/compare.js';
 import { DEFAULT_FLEET_MODEL } from '../sim/fleet-model.js';
 import { anyText, decimal, type Flag, flag, integer, oneOf, toggle, UsageError } from './flags.js';

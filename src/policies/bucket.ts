@@ -4,12 +4,13 @@
  * @module
  */
 import { IdentityMemo } from '../core/identity-memo.js';
-import { readInteger, readNumber } from '../core/options.js';
+import { custom, derived, duration, integer, number } from '../core/option-table.js';
+import { readInteger } from '../core/options.js';
 import type { Clock } from '../resilience/clock.js';
 import { Worker } from '../workers/worker.js';
 import { SizeWindow } from './bucket/size-window.js';
 import type { Policy, SelectRequest } from './policy.js';
-import { type CommonPolicyConfig, readClock, readConfig } from './support/config.js';
+import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `bucket` policy. @public */
@@ -63,6 +64,22 @@ interface BucketOrder {
   /** For each list index, its rank in `indices` (its bucket order), or -1 when left out. */
   readonly rankOf: Int32Array;
 }
+
+/** @internal The options of `bucket`. */
+export const BUCKET_OPTIONS = policyOptions('bucket', 'BucketConfig', {
+  windowSize: integer(1000, 1, 1_000_000),
+  // At most the window; by default min(100, windowSize).
+  minSamples: custom(
+    derived((resolved) => Math.min(100, resolved.windowSize as number)),
+    (field, value, fallback, resolved) =>
+      readInteger(field, value, fallback, 1, resolved.windowSize as number),
+    '100',
+  ),
+  initialMaxTokens: integer(4096, 1, 0x7fff_ffff),
+  refitIntervalMs: duration(5000),
+  balanceAbsThreshold: number(32, 0, Number.MAX_VALUE),
+  balanceRelThreshold: number(1.5, 1, Number.MAX_VALUE),
+});
 
 /**
  * Sends prompts of similar length to the same prefill worker, so each worker batches prompts of
@@ -124,40 +141,12 @@ export class BucketPolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: BucketConfig = {}) {
-    const o = readConfig('bucket', config, [
-      'windowSize',
-      'refitIntervalMs',
-      'minSamples',
-      'initialMaxTokens',
-      'balanceAbsThreshold',
-      'balanceRelThreshold',
-    ]);
-    const windowSize = readInteger('bucket.windowSize', o.windowSize, 1000, 1, 1_000_000);
-    const minSamples = readInteger(
-      'bucket.minSamples',
-      o.minSamples,
-      Math.min(100, windowSize),
-      1,
-      windowSize,
-    );
-    const initialMax = readInteger(
-      'bucket.initialMaxTokens',
-      o.initialMaxTokens,
-      4096,
-      1,
-      0x7fff_ffff,
-    );
-    this.#window = new SizeWindow(windowSize, minSamples, initialMax);
-    this.#refitIntervalMs = readInteger(
-      'bucket.refitIntervalMs',
-      o.refitIntervalMs,
-      5000,
-      1,
-      2_147_483_647,
-    );
-    this.#absThreshold = readNumber('bucket.balanceAbsThreshold', o.balanceAbsThreshold, 32, 0);
-    this.#relThreshold = readNumber('bucket.balanceRelThreshold', o.balanceRelThreshold, 1.5, 1);
-    this.#clock = readClock('bucket', o);
+    const { options, clock } = readPolicyConfig(BUCKET_OPTIONS, config);
+    this.#window = new SizeWindow(options.windowSize, options.minSamples, options.initialMaxTokens);
+    this.#refitIntervalMs = options.refitIntervalMs;
+    this.#absThreshold = options.balanceAbsThreshold;
+    this.#relThreshold = options.balanceRelThreshold;
+    this.#clock = clock;
   }
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {

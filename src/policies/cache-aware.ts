@@ -9,7 +9,8 @@ import { blockHashHalves } from '../cache/block-hashes.js';
 import { KvBlockIndex, type KvEvent, readKvEvent } from '../cache/kv-event-store.js';
 import type { RadixTree } from '../cache/radix-tree.js';
 import { loadedHasher } from '../core/hash.js';
-import { fail, readInteger, readNumber } from '../core/options.js';
+import { custom, duration, integer, number } from '../core/option-table.js';
+import { fail, readNumber } from '../core/options.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
 import { CandidateScan, isImbalanced } from './cache-aware/candidate-scan.js';
@@ -22,7 +23,7 @@ import {
   treeOf,
 } from './cache-aware/model-caches.js';
 import type { Policy, SelectRequest } from './policy.js';
-import { type CommonPolicyConfig, readClock, readConfig } from './support/config.js';
+import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { LoadTable } from './support/load-table.js';
 import { isWorkerList, pick } from './support/sampling.js';
 
@@ -140,6 +141,33 @@ export interface CacheAwareStats {
 // Set by the class's static block; read by the test hooks below.
 let cachesOf: (policy: CacheAwarePolicy) => ModelCaches;
 
+/** An optional share in [0, 1] (absent: off). */
+const optionalShare = custom<number | undefined>(undefined, (field, value) =>
+  readNumber(field, value, 0, 0, 1),
+);
+
+/** @internal The options of `cache_aware`. */
+export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfig', {
+  cacheThreshold: number(0.3, 0, 1),
+  balanceAbsThreshold: number(64, 0, Number.MAX_VALUE),
+  balanceRelThreshold: number(1.5, 1, Number.MAX_VALUE),
+  // `Infinity` turns the hit bound off.
+  loadFactor: custom(1.5, (field, value, fallback) =>
+    value === Number.POSITIVE_INFINITY
+      ? Number.POSITIVE_INFINITY
+      : readNumber(field, value, fallback, 1, 1e6),
+  ),
+  loadSlack: integer(0, 0, 1e6),
+  maxTreeSize: integer(2_097_152, 1, 2 ** 40),
+  maxTotalSize: integer(134_217_728, 1, 2 ** 50),
+  evictionIntervalMs: duration(120_000),
+  pageSize: integer(16, 1, 4096),
+  kvUsageSpreadThreshold: optionalShare,
+  kvUsageCeiling: optionalShare,
+  staleAfterMs: duration(30_000),
+  maxEventBlocks: integer(4096, 1, 1_048_576),
+});
+
 /**
  * Keeps each conversation's prefix on the worker that already holds it in its KV cache, without
  * piling load onto one worker. Per request:
@@ -199,84 +227,20 @@ export class CacheAwarePolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: CacheAwareConfig = {}) {
-    const o = readConfig('cache_aware', config, [
-      'cacheThreshold',
-      'balanceAbsThreshold',
-      'balanceRelThreshold',
-      'loadFactor',
-      'loadSlack',
-      'maxTreeSize',
-      'maxTotalSize',
-      'evictionIntervalMs',
-      'pageSize',
-      'kvUsageSpreadThreshold',
-      'kvUsageCeiling',
-      'staleAfterMs',
-      'maxEventBlocks',
-    ]);
-    this.#threshold = readNumber('cache_aware.cacheThreshold', o.cacheThreshold, 0.3, 0, 1);
-    this.#absThreshold = readNumber(
-      'cache_aware.balanceAbsThreshold',
-      o.balanceAbsThreshold,
-      64,
-      0,
-    );
-    this.#relThreshold = readNumber(
-      'cache_aware.balanceRelThreshold',
-      o.balanceRelThreshold,
-      1.5,
-      1,
-    );
-    this.#loadFactor =
-      o.loadFactor === Number.POSITIVE_INFINITY
-        ? Number.POSITIVE_INFINITY
-        : readNumber('cache_aware.loadFactor', o.loadFactor, 1.5, 1, 1e6);
-    this.#loadSlack = readInteger('cache_aware.loadSlack', o.loadSlack, 0, 0, 1e6);
-    const maxTreeSize = readInteger(
-      'cache_aware.maxTreeSize',
-      o.maxTreeSize,
-      2_097_152,
-      1,
-      2 ** 40,
-    );
-    const maxTotalSize = readInteger(
-      'cache_aware.maxTotalSize',
-      o.maxTotalSize,
-      134_217_728,
-      1,
-      2 ** 50,
-    );
-    this.#evictionIntervalMs = readInteger(
-      'cache_aware.evictionIntervalMs',
-      o.evictionIntervalMs,
-      120_000,
-      1,
-      2_147_483_647,
-    );
-    this.#pageSize = readInteger('cache_aware.pageSize', o.pageSize, 16, 1, 4096);
-    this.#maxEventBlocks = readInteger(
-      'cache_aware.maxEventBlocks',
-      o.maxEventBlocks,
-      4096,
-      1,
-      1_048_576,
-    );
-    const spread =
-      o.kvUsageSpreadThreshold === undefined
-        ? Number.NaN
-        : readNumber('cache_aware.kvUsageSpreadThreshold', o.kvUsageSpreadThreshold, 0, 0, 1);
-    const ceiling =
-      o.kvUsageCeiling === undefined
-        ? Number.NaN
-        : readNumber('cache_aware.kvUsageCeiling', o.kvUsageCeiling, 0, 0, 1);
-    const staleAfterMs = readInteger(
-      'cache_aware.staleAfterMs',
-      o.staleAfterMs,
-      30_000,
-      1,
-      2_147_483_647,
-    );
-    this.#loads = new LoadTable(readClock('cache_aware', o), staleAfterMs);
+    const { options: o, clock } = readPolicyConfig(CACHE_AWARE_OPTIONS, config);
+    this.#threshold = o.cacheThreshold;
+    this.#absThreshold = o.balanceAbsThreshold;
+    this.#relThreshold = o.balanceRelThreshold;
+    this.#loadFactor = o.loadFactor;
+    this.#loadSlack = o.loadSlack;
+    const maxTreeSize = o.maxTreeSize;
+    const maxTotalSize = o.maxTotalSize;
+    this.#evictionIntervalMs = o.evictionIntervalMs;
+    this.#pageSize = o.pageSize;
+    this.#maxEventBlocks = o.maxEventBlocks;
+    const spread = o.kvUsageSpreadThreshold ?? Number.NaN;
+    const ceiling = o.kvUsageCeiling ?? Number.NaN;
+    this.#loads = new LoadTable(clock, o.staleAfterMs);
     this.#scan = new CandidateScan(spread, ceiling);
     this.#blockScratch = new Uint32Array(2 + this.#pageSize);
     this.#caches = new ModelCaches(maxTreeSize, maxTotalSize, this.#pageSize);

@@ -4,13 +4,13 @@
  * @module
  */
 import { readHeader } from '../core/headers.js';
-import { readInteger } from '../core/options.js';
+import { integer } from '../core/option-table.js';
 import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
 import { viewOf } from '../workers/candidate-view.js';
 import type { Worker } from '../workers/worker.js';
 import { type Policy, type SelectRequest, TARGET_WORKER_HEADER } from './policy.js';
 import { CandidateRings } from './support/candidate-ring.js';
-import { type CommonPolicyConfig, readConfig, readRandom } from './support/config.js';
+import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import type { RandomSource } from './support/random.js';
 import { routingKey } from './support/routing-key.js';
 import { available, isWorkerList, pick, Sampler } from './support/sampling.js';
@@ -22,6 +22,13 @@ export interface ConsistentHashingConfig extends CommonPolicyConfig {
 }
 
 /** Headers tried, in order, when the request has no routing key. */
+
+/** @internal The options of `consistent_hashing`. */
+export const CONSISTENT_HASHING_OPTIONS = policyOptions(
+  'consistent_hashing',
+  'ConsistentHashingConfig',
+  { virtualNodes: integer(DEFAULT_VIRTUAL_NODES, 1, 10_000) },
+);
 
 /**
  * Sends every request with the same key to the same worker, so a user's or session's prefix
@@ -53,17 +60,9 @@ export class ConsistentHashingPolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: ConsistentHashingConfig = {}) {
-    const o = readConfig('consistent_hashing', config, ['virtualNodes']);
-    this.#random = readRandom('consistent_hashing', o);
-    this.#rings = new CandidateRings(
-      readInteger(
-        'consistent_hashing.virtualNodes',
-        o.virtualNodes,
-        DEFAULT_VIRTUAL_NODES,
-        1,
-        10_000,
-      ),
-    );
+    const { options, random } = readPolicyConfig(CONSISTENT_HASHING_OPTIONS, config);
+    this.#random = random;
+    this.#rings = new CandidateRings(options.virtualNodes);
   }
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {

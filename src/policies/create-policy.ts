@@ -5,60 +5,93 @@
  */
 import { FleetRouteError } from '../core/errors.js';
 import { describe } from '../core/options.js';
-import { type BucketConfig, BucketPolicy } from './bucket.js';
-import { type CacheAwareConfig, CacheAwarePolicy } from './cache-aware.js';
-import { type ConsistentHashingConfig, ConsistentHashingPolicy } from './consistent-hashing.js';
-import { type LeastLoadConfig, LeastLoadPolicy } from './least-load.js';
-import { type ManualConfig, ManualPolicy } from './manual.js';
-import { type PassthroughConfig, PassthroughPolicy } from './passthrough.js';
-import { POLICY_NAMES, type Policy, type PolicyName } from './policy.js';
-import { type PowerOfTwoConfig, PowerOfTwoPolicy } from './power-of-two.js';
-import { type PrefixHashConfig, PrefixHashPolicy } from './prefix-hash.js';
-import { type RandomConfig, RandomPolicy } from './random.js';
-import { type RoundRobinConfig, RoundRobinPolicy } from './round-robin.js';
+import { BUCKET_OPTIONS, type BucketConfig, BucketPolicy } from './bucket.js';
+import { CACHE_AWARE_OPTIONS, type CacheAwareConfig, CacheAwarePolicy } from './cache-aware.js';
+import {
+  CONSISTENT_HASHING_OPTIONS,
+  type ConsistentHashingConfig,
+  ConsistentHashingPolicy,
+} from './consistent-hashing.js';
+import { LEAST_LOAD_OPTIONS, type LeastLoadConfig, LeastLoadPolicy } from './least-load.js';
+import { MANUAL_OPTIONS, type ManualConfig, ManualPolicy } from './manual.js';
+import { PASSTHROUGH_OPTIONS, type PassthroughConfig, PassthroughPolicy } from './passthrough.js';
+import type { Policy, PolicyName } from './policy.js';
+import { POWER_OF_TWO_OPTIONS, type PowerOfTwoConfig, PowerOfTwoPolicy } from './power-of-two.js';
+import { PREFIX_HASH_OPTIONS, type PrefixHashConfig, PrefixHashPolicy } from './prefix-hash.js';
+import { RANDOM_OPTIONS, type RandomConfig, RandomPolicy } from './random.js';
+import { ROUND_ROBIN_OPTIONS, type RoundRobinConfig, RoundRobinPolicy } from './round-robin.js';
+
+/**
+ * Every policy, by name: how to build it and its option table. The one list of policies: the
+ * names, the config and class maps, and which policies read load reports all derive from it. In
+ * display order (the simulator's table lists them so).
+ */
+const POLICIES = {
+  random: { create: (c: RandomConfig) => new RandomPolicy(c), options: RANDOM_OPTIONS },
+  round_robin: {
+    create: (c: RoundRobinConfig) => new RoundRobinPolicy(c),
+    options: ROUND_ROBIN_OPTIONS,
+  },
+  power_of_two: {
+    create: (c: PowerOfTwoConfig) => new PowerOfTwoPolicy(c),
+    options: POWER_OF_TWO_OPTIONS,
+  },
+  least_load: {
+    create: (c: LeastLoadConfig) => new LeastLoadPolicy(c),
+    options: LEAST_LOAD_OPTIONS,
+  },
+  consistent_hashing: {
+    create: (c: ConsistentHashingConfig) => new ConsistentHashingPolicy(c),
+    options: CONSISTENT_HASHING_OPTIONS,
+  },
+  prefix_hash: {
+    create: (c: PrefixHashConfig) => new PrefixHashPolicy(c),
+    options: PREFIX_HASH_OPTIONS,
+  },
+  manual: { create: (c: ManualConfig) => new ManualPolicy(c), options: MANUAL_OPTIONS },
+  bucket: { create: (c: BucketConfig) => new BucketPolicy(c), options: BUCKET_OPTIONS },
+  cache_aware: {
+    create: (c: CacheAwareConfig) => new CacheAwarePolicy(c),
+    options: CACHE_AWARE_OPTIONS,
+  },
+  passthrough: {
+    create: (c: PassthroughConfig) => new PassthroughPolicy(c),
+    options: PASSTHROUGH_OPTIONS,
+  },
+} as const satisfies {
+  readonly [N in PolicyName]: {
+    readonly create: (config: never) => Policy & { readonly name: N };
+    readonly options: { readonly documentedBy: string; has(key: string): boolean };
+  };
+};
 
 /** The config type of each policy name. @public */
-export interface PolicyConfigMap {
-  random: RandomConfig;
-  round_robin: RoundRobinConfig;
-  power_of_two: PowerOfTwoConfig;
-  least_load: LeastLoadConfig;
-  consistent_hashing: ConsistentHashingConfig;
-  prefix_hash: PrefixHashConfig;
-  bucket: BucketConfig;
-  cache_aware: CacheAwareConfig;
-  manual: ManualConfig;
-  passthrough: PassthroughConfig;
-}
+export type PolicyConfigMap = {
+  readonly [N in PolicyName]: NonNullable<Parameters<(typeof POLICIES)[N]['create']>[0]>;
+};
 
 /** The class `createPolicy` returns for each name. @public */
-export interface PolicyClassMap {
-  random: RandomPolicy;
-  round_robin: RoundRobinPolicy;
-  power_of_two: PowerOfTwoPolicy;
-  least_load: LeastLoadPolicy;
-  consistent_hashing: ConsistentHashingPolicy;
-  prefix_hash: PrefixHashPolicy;
-  bucket: BucketPolicy;
-  cache_aware: CacheAwarePolicy;
-  manual: ManualPolicy;
-  passthrough: PassthroughPolicy;
+export type PolicyClassMap = {
+  readonly [N in PolicyName]: ReturnType<(typeof POLICIES)[N]['create']>;
+};
+
+/** Every policy name, in display order. @public */
+export const POLICY_NAMES: readonly PolicyName[] = Object.freeze(
+  Object.keys(POLICIES) as PolicyName[],
+);
+
+/**
+ * @internal Whether a policy reads polled load reports: it does when its options include
+ * `staleAfterMs` (how old a report may be), which a router then sets from its polling interval.
+ */
+export function readsLoadReports(name: PolicyName): boolean {
+  return POLICIES[name].options.has('staleAfterMs');
 }
 
-const FACTORIES: {
-  readonly [N in keyof PolicyConfigMap]: (config: PolicyConfigMap[N]) => PolicyClassMap[N];
-} = {
-  random: (c) => new RandomPolicy(c),
-  round_robin: (c) => new RoundRobinPolicy(c),
-  power_of_two: (c) => new PowerOfTwoPolicy(c),
-  least_load: (c) => new LeastLoadPolicy(c),
-  consistent_hashing: (c) => new ConsistentHashingPolicy(c),
-  prefix_hash: (c) => new PrefixHashPolicy(c),
-  bucket: (c) => new BucketPolicy(c),
-  cache_aware: (c) => new CacheAwarePolicy(c),
-  manual: (c) => new ManualPolicy(c),
-  passthrough: (c) => new PassthroughPolicy(c),
-};
+/** @internal Every policy's option table (the docs test checks them against the TSDoc). */
+export function policyOptionTables(): readonly { readonly documentedBy: string }[] {
+  return POLICY_NAMES.map((name) => POLICIES[name].options);
+}
 
 /**
  * Builds a policy from its name, validating its config completely: an unknown name, an unknown
@@ -75,20 +108,18 @@ const FACTORIES: {
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT`.
  * @public
  */
-export function createPolicy<N extends keyof PolicyConfigMap>(
+export function createPolicy<N extends PolicyName>(
   name: N,
   config?: PolicyConfigMap[N],
 ): PolicyClassMap[N];
 // No catch-all overload: an unknown option (`{ loadFactr: 2 }`) must be a type error, not a
 // silent fall-through to a looser signature.
 export function createPolicy(name: PolicyName, config: object = {}): Policy {
-  const factory = (FACTORIES as Record<string, ((c: object) => Policy) | undefined>)[name];
-  if (typeof name !== 'string' || factory === undefined || !Object.hasOwn(FACTORIES, name)) {
-    const known = POLICY_NAMES.filter((n) => Object.hasOwn(FACTORIES, n));
+  if (typeof name !== 'string' || !Object.hasOwn(POLICIES, name)) {
     throw new FleetRouteError(
       'INVALID_ARGUMENT',
-      `policy must be one of ${known.map((n) => `'${n}'`).join(', ')}, got ${describe(name)}`,
+      `policy must be one of ${POLICY_NAMES.map((n) => `'${n}'`).join(', ')}, got ${describe(name)}`,
     );
   }
-  return factory(config);
+  return (POLICIES[name].create as (c: object) => Policy)(config);
 }

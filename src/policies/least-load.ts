@@ -5,14 +5,15 @@
  */
 
 import { IdentityMemo } from '../core/identity-memo.js';
-import { fail, readInteger, readNumber } from '../core/options.js';
+import { custom, duration, integer, number } from '../core/option-table.js';
+import { fail } from '../core/options.js';
 import type { Clock } from '../resilience/clock.js';
 import { type CandidateView, viewOf } from '../workers/candidate-view.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
 import { kvPenalty, queuedWork, requestTokens, ScanScratch } from './least-load/score.js';
 import type { Policy, SelectRequest } from './policy.js';
-import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './support/config.js';
+import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { LoadTable, type StoredLoad } from './support/load-table.js';
 import type { RandomSource } from './support/random.js';
 import { isWorkerList, pick, Sampler } from './support/sampling.js';
@@ -66,6 +67,14 @@ interface Nominal {
   expiresAt: number;
 }
 
+/** @internal The options of `least_load`. */
+export const LEAST_LOAD_OPTIONS = policyOptions('least_load', 'LeastLoadConfig', {
+  lambda: number(0.15, 0, 3_600),
+  defaultThroughput: custom(2_000, readPositive),
+  meanPrefillTokens: integer(1_024, 1, 16_777_216),
+  staleAfterMs: duration(30_000),
+});
+
 /**
  * Sends each request to the worker with the shortest expected wait (seconds):
  * `(queued + credit) / throughput + lambda · k / (1 − k)`, where `queued` is the report's
@@ -117,34 +126,13 @@ export class LeastLoadPolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: LeastLoadConfig = {}) {
-    const o = readConfig('least_load', config, [
-      'lambda',
-      'defaultThroughput',
-      'meanPrefillTokens',
-      'staleAfterMs',
-    ]);
-    this.#random = readRandom('least_load', o);
-    this.#clock = readClock('least_load', o);
-    this.#lambda = readNumber('least_load.lambda', o.lambda, 0.15, 0, 3_600);
-    this.#defaultThroughput = readPositive(
-      'least_load.defaultThroughput',
-      o.defaultThroughput,
-      2_000,
-    );
-    this.#meanPrefillTokens = readInteger(
-      'least_load.meanPrefillTokens',
-      o.meanPrefillTokens,
-      1_024,
-      1,
-      16_777_216,
-    );
-    this.#staleAfterMs = readInteger(
-      'least_load.staleAfterMs',
-      o.staleAfterMs,
-      30_000,
-      1,
-      2_147_483_647,
-    );
+    const { options, random, clock } = readPolicyConfig(LEAST_LOAD_OPTIONS, config);
+    this.#random = random;
+    this.#clock = clock;
+    this.#lambda = options.lambda;
+    this.#defaultThroughput = options.defaultThroughput;
+    this.#meanPrefillTokens = options.meanPrefillTokens;
+    this.#staleAfterMs = options.staleAfterMs;
     this.#loads = new LoadTable(this.#clock, this.#staleAfterMs);
   }
 
@@ -327,9 +315,8 @@ function newNominal(workers: readonly Worker[]): Nominal {
   };
 }
 
-/** A finite number greater than 0, or the fallback when undefined. */
-function readPositive(field: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
+/** A finite number greater than 0. */
+function readPositive(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     fail(field, 'a finite number greater than 0', value);
   }

@@ -5,13 +5,13 @@
  */
 
 import { IdentityMemo } from '../core/identity-memo.js';
-import { readBoolean, readEnum, readInteger } from '../core/options.js';
+import { boolean, integer, oneOf } from '../core/option-table.js';
 import type { Clock } from '../resilience/clock.js';
 import { type CandidateView, viewOf } from '../workers/candidate-view.js';
 import { Worker } from '../workers/worker.js';
 import { KeyTable, type ManualEntryInfo } from './manual/key-table.js';
 import type { Policy, SelectRequest } from './policy.js';
-import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './support/config.js';
+import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { type RandomSource, randomIndex } from './support/random.js';
 import { explicitKey, routingKey } from './support/routing-key.js';
 import { available, isWorkerList, pick, Sampler } from './support/sampling.js';
@@ -83,6 +83,15 @@ export interface ManualConfig extends CommonPolicyConfig {
 // Set by the class's static block; read by `manualSnapshotOf`.
 let tableOf: (policy: ManualPolicy) => KeyTable;
 
+/** @internal The options of `manual`. */
+export const MANUAL_OPTIONS = policyOptions('manual', 'ManualConfig', {
+  mode: oneOf(MANUAL_MODES, 'random'),
+  ttlMs: integer(14_400_000, 1, Number.MAX_SAFE_INTEGER),
+  sweepIntervalMs: integer(60_000, 0, Number.MAX_SAFE_INTEGER),
+  maxKeys: integer(100_000, 1, 2 ** 31 - 1),
+  identityHeaders: boolean(false),
+});
+
 /**
  * Keeps each routing key on the worker it was first placed on, so a session's KV cache (or any
  * per-worker state: LoRA adapters, tool sandboxes) is reused on every turn. Choose it over
@@ -133,21 +142,13 @@ export class ManualPolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: ManualConfig = {}) {
-    const o = readConfig('manual', config, [
-      'mode',
-      'ttlMs',
-      'sweepIntervalMs',
-      'maxKeys',
-      'identityHeaders',
-    ]);
-    this.#mode = readEnum('manual.mode', o.mode, MANUAL_MODES, 'random');
-    const ttlMs = readInteger('manual.ttlMs', o.ttlMs, 14_400_000, 1);
-    this.#sweepIntervalMs = readInteger('manual.sweepIntervalMs', o.sweepIntervalMs, 60_000, 0);
-    const maxKeys = readInteger('manual.maxKeys', o.maxKeys, 100_000, 1, 2 ** 31 - 1);
-    this.#identityHeaders = readBoolean('manual.identityHeaders', o.identityHeaders, false);
-    this.#random = readRandom('manual', o);
-    this.#clock = readClock('manual', o);
-    this.#table = new KeyTable(maxKeys, ttlMs);
+    const { options, random, clock } = readPolicyConfig(MANUAL_OPTIONS, config);
+    this.#mode = options.mode;
+    this.#sweepIntervalMs = options.sweepIntervalMs;
+    this.#identityHeaders = options.identityHeaders;
+    this.#random = random;
+    this.#clock = clock;
+    this.#table = new KeyTable(options.maxKeys, options.ttlMs);
   }
 
   /** Keys held, including idle ones the next sweep will drop. O(1). */

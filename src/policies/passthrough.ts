@@ -5,11 +5,14 @@
  */
 import type { Worker } from '../workers/worker.js';
 import type { Policy } from './policy.js';
-import { type CommonPolicyConfig, readConfig } from './support/config.js';
+import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isWorkerList, nextAvailable, pick } from './support/sampling.js';
 
 /** Options of the `passthrough` policy (only the common ones, unused). @public */
 export type PassthroughConfig = CommonPolicyConfig;
+
+/** @internal The options of `passthrough`: only the common ones (unused). */
+export const PASSTHROUGH_OPTIONS = policyOptions('passthrough', 'PassthroughConfig', {});
 
 /**
  * Picks the first available worker in list order: the caller's order is the preference order
@@ -25,7 +28,7 @@ export class PassthroughPolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming an unknown option. */
   constructor(config: PassthroughConfig = {}) {
-    readConfig('passthrough', config, []);
+    readPolicyConfig(PASSTHROUGH_OPTIONS, config);
   }
 
   select(workers: readonly Worker[]): Worker | undefined {

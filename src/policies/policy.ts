@@ -75,20 +75,6 @@ export interface Policy {
   close?(): void;
 }
 
-/** Every policy name. @public */
-export const POLICY_NAMES: readonly PolicyName[] = Object.freeze([
-  'random',
-  'round_robin',
-  'power_of_two',
-  'least_load',
-  'consistent_hashing',
-  'prefix_hash',
-  'cache_aware',
-  'bucket',
-  'manual',
-  'passthrough',
-]);
-
 /** Header carrying an explicit routing key. @public */
 export const ROUTING_KEY_HEADER = 'x-fleetroute-routing-key';
 /** Header naming the worker (by URL or id) a request must go to. @public */

@@ -3,11 +3,12 @@
  *
  * @module
  */
-import { readInteger } from '../core/options.js';
+
+import { duration } from '../core/option-table.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
 import type { Policy } from './policy.js';
-import { type CommonPolicyConfig, readClock, readConfig, readRandom } from './support/config.js';
+import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { LoadTable, type StoredLoad } from './support/load-table.js';
 import type { RandomSource } from './support/random.js';
 import { isWorkerList, pick, Sampler } from './support/sampling.js';
@@ -23,6 +24,11 @@ export interface PowerOfTwoConfig extends CommonPolicyConfig {
    */
   readonly staleAfterMs?: number;
 }
+
+/** @internal The options of `power_of_two`. */
+export const POWER_OF_TWO_OPTIONS = policyOptions('power_of_two', 'PowerOfTwoConfig', {
+  staleAfterMs: duration(30_000),
+});
 
 /**
  * Samples two distinct random available workers and keeps the less loaded one ("the power of two
@@ -63,16 +69,9 @@ export class PowerOfTwoPolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: PowerOfTwoConfig = {}) {
-    const o = readConfig('power_of_two', config, ['staleAfterMs']);
-    this.#random = readRandom('power_of_two', o);
-    const staleAfterMs = readInteger(
-      'power_of_two.staleAfterMs',
-      o.staleAfterMs,
-      30_000,
-      1,
-      2_147_483_647,
-    );
-    this.#loads = new LoadTable(readClock('power_of_two', o), staleAfterMs);
+    const { options, random, clock } = readPolicyConfig(POWER_OF_TWO_OPTIONS, config);
+    this.#random = random;
+    this.#loads = new LoadTable(clock, options.staleAfterMs);
   }
 
   /**

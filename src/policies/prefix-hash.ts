@@ -4,13 +4,13 @@
  * @module
  */
 import { loadedHasher } from '../core/hash.js';
-import { readInteger, readNumber } from '../core/options.js';
+import { integer, number } from '../core/option-table.js';
 import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
 import type { Worker } from '../workers/worker.js';
 import type { Policy, SelectRequest } from './policy.js';
 import { PrefixKey } from './prefix-hash/prefix-key.js';
 import { type CandidateRing, CandidateRings } from './support/candidate-ring.js';
-import { type CommonPolicyConfig, readConfig } from './support/config.js';
+import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `prefix_hash` policy. @public */
@@ -25,6 +25,13 @@ export interface PrefixHashConfig extends CommonPolicyConfig {
   /** Virtual nodes per worker on rings this policy builds itself. @defaultValue 150 */
   readonly virtualNodes?: number;
 }
+
+/** @internal The options of `prefix_hash`. */
+export const PREFIX_HASH_OPTIONS = policyOptions('prefix_hash', 'PrefixHashConfig', {
+  prefixTokens: integer(256, 1, 65_536),
+  loadFactor: number(1.25, 1, 1_000),
+  virtualNodes: integer(DEFAULT_VIRTUAL_NODES, 1, 10_000),
+});
 
 /**
  * Routes requests that share a prompt prefix (a system prompt, a few-shot block, a document) to
@@ -68,14 +75,10 @@ export class PrefixHashPolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: PrefixHashConfig = {}) {
-    const o = readConfig('prefix_hash', config, ['prefixTokens', 'loadFactor', 'virtualNodes']);
-    this.#key = new PrefixKey(
-      readInteger('prefix_hash.prefixTokens', o.prefixTokens, 256, 1, 65_536),
-    );
-    this.#factor = readNumber('prefix_hash.loadFactor', o.loadFactor, 1.25, 1, 1_000);
-    this.#rings = new CandidateRings(
-      readInteger('prefix_hash.virtualNodes', o.virtualNodes, DEFAULT_VIRTUAL_NODES, 1, 10_000),
-    );
+    const { options } = readPolicyConfig(PREFIX_HASH_OPTIONS, config);
+    this.#key = new PrefixKey(options.prefixTokens);
+    this.#factor = options.loadFactor;
+    this.#rings = new CandidateRings(options.virtualNodes);
   }
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {

@@ -5,12 +5,15 @@
  */
 import type { Worker } from '../workers/worker.js';
 import type { Policy } from './policy.js';
-import { type CommonPolicyConfig, readConfig, readRandom } from './support/config.js';
+import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import type { RandomSource } from './support/random.js';
 import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `random` policy (only the common ones). @public */
 export type RandomConfig = CommonPolicyConfig;
+
+/** @internal The options of `random`: only the common ones. */
+export const RANDOM_OPTIONS = policyOptions('random', 'RandomConfig', {});
 
 /**
  * Picks a uniformly random available worker. Stateless; the right default when requests share
@@ -29,8 +32,7 @@ export class RandomPolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: RandomConfig = {}) {
-    const o = readConfig('random', config, []);
-    this.#random = readRandom('random', o);
+    this.#random = readPolicyConfig(RANDOM_OPTIONS, config).random;
   }
 
   select(workers: readonly Worker[]): Worker | undefined {

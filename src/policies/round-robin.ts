@@ -5,11 +5,14 @@
  */
 import type { Worker } from '../workers/worker.js';
 import type { Policy } from './policy.js';
-import { type CommonPolicyConfig, readConfig } from './support/config.js';
+import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isWorkerList, nextAvailable, pick } from './support/sampling.js';
 
 /** Options of the `round_robin` policy (only the common ones, unused). @public */
 export type RoundRobinConfig = CommonPolicyConfig;
+
+/** @internal The options of `round_robin`: only the common ones (unused). */
+export const ROUND_ROBIN_OPTIONS = policyOptions('round_robin', 'RoundRobinConfig', {});
 
 /**
  * Visits the workers in list order, one request each, skipping unavailable ones. One counter
@@ -28,7 +31,7 @@ export class RoundRobinPolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming an unknown option. */
   constructor(config: RoundRobinConfig = {}) {
-    readConfig('round_robin', config, []);
+    readPolicyConfig(ROUND_ROBIN_OPTIONS, config);
   }
 
   select(workers: readonly Worker[]): Worker | undefined {

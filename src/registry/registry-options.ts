@@ -4,7 +4,8 @@
  * @module
  */
 import { FleetRouteError } from '../core/errors.js';
-import { fail, readEnum, readInteger, readObject } from '../core/options.js';
+import { callback, custom, derived, integer, OptionTable, oneOf } from '../core/option-table.js';
+import { readInteger, readObject } from '../core/options.js';
 import {
   type CircuitBreakerConfig,
   type ResolvedCircuitBreakerConfig,
@@ -32,7 +33,10 @@ export interface WorkerRegistryOptions {
    * @defaultValue 'pending'
    */
   readonly defaultStatus?: WorkerStatus;
-  /** Breaker settings for every worker, under each worker's own `circuitBreaker` overrides. */
+  /**
+   * Breaker settings for every worker, under each worker's own `circuitBreaker` overrides.
+   * @defaultValue the `CircuitBreakerConfig` defaults
+   */
   readonly circuitBreaker?: CircuitBreakerConfig;
   /**
    * Default buffer of each {@link WorkerRegistry.events} subscriber, in events. 1,024 events
@@ -123,6 +127,29 @@ export interface ResolvedRegistryOptions {
   readonly onListenerError: (error: unknown, event: WorkerEvent) => void;
 }
 
+/** @internal The registry's options. */
+export const REGISTRY_OPTIONS = new OptionTable(
+  'options',
+  'WorkerRegistryOptions',
+  {
+    virtualNodes: integer(DEFAULT_VIRTUAL_NODES, 1, 10_000),
+    defaultStatus: oneOf(WORKER_STATUSES, 'pending'),
+    circuitBreaker: custom<ResolvedCircuitBreakerConfig>(
+      derived(() => resolveCircuitBreakerConfig(undefined, 'options.circuitBreaker')),
+      (field, value) => resolveCircuitBreakerConfig(value, field),
+      'the `CircuitBreakerConfig` defaults',
+    ),
+    eventBufferSize: integer(1024, 1, 1_000_000),
+    clock: callback<Clock>('a function', monotonicClock, '`performance.now`'),
+    onListenerError: callback<ResolvedRegistryOptions['onListenerError']>(
+      'a function',
+      (error, event) => warnListenerError(error, event),
+      'emits a process warning',
+    ),
+  },
+  'any',
+);
+
 /**
  * Validates the registry options before any state exists, one reader per field.
  *
@@ -130,28 +157,7 @@ export interface ResolvedRegistryOptions {
  * @internal
  */
 export function resolveRegistryOptions(options: unknown): ResolvedRegistryOptions {
-  const o = readObject('options', options);
-  if (o.clock !== undefined && typeof o.clock !== 'function')
-    fail('options.clock', 'a function', o.clock);
-  if (o.onListenerError !== undefined && typeof o.onListenerError !== 'function') {
-    fail('options.onListenerError', 'a function', o.onListenerError);
-  }
-  return Object.freeze({
-    virtualNodes: readInteger(
-      'options.virtualNodes',
-      o.virtualNodes,
-      DEFAULT_VIRTUAL_NODES,
-      1,
-      10_000,
-    ),
-    defaultStatus: readEnum('options.defaultStatus', o.defaultStatus, WORKER_STATUSES, 'pending'),
-    circuitBreaker: resolveCircuitBreakerConfig(o.circuitBreaker, 'options.circuitBreaker'),
-    eventBufferSize: readInteger('options.eventBufferSize', o.eventBufferSize, 1024, 1, 1_000_000),
-    clock: (o.clock as Clock | undefined) ?? monotonicClock,
-    onListenerError:
-      (o.onListenerError as ResolvedRegistryOptions['onListenerError'] | undefined) ??
-      warnListenerError,
-  });
+  return REGISTRY_OPTIONS.read(options) as ResolvedRegistryOptions;
 }
 
 function warnListenerError(error: unknown, event: WorkerEvent): void {

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { fail, readBoolean, readInteger, readNumber, readObject } from '../core/options.js';
+import { boolean, custom, duration, integer, number, OptionTable } from '../core/option-table.js';
+import { fail, readInteger } from '../core/options.js';
 
 /**
  * Circuit-breaker options (durations in milliseconds). Every field is optional; the defaults
@@ -38,11 +39,11 @@ export interface CircuitBreakerConfig {
 
 /** The failure-rate window of a breaker. @public */
 export interface CircuitWindowConfig {
-  /** Length of the window (ms). */
+  /** Length of the window (ms). @defaultValue 60000 */
   readonly ms: number;
-  /** Requests the window must hold before the rate counts. */
+  /** Requests the window must hold before the rate counts. @defaultValue 20 */
   readonly minRequests: number;
-  /** Failed share (0 … 1) that opens the breaker. */
+  /** Failed share (0 … 1) that opens the breaker. @defaultValue 0.5 */
   readonly failureRate: number;
 }
 
@@ -62,6 +63,43 @@ export const DEFAULT_FAILURE_STATUSES: readonly number[] = Object.freeze([
   408, 429, 500, 502, 503, 504,
 ]);
 
+/** @internal The failure-rate window's options (read when a `window` is given). */
+export const WINDOW_OPTIONS = new OptionTable(
+  'window',
+  'CircuitWindowConfig',
+  {
+    ms: duration(60_000),
+    minRequests: integer(20, 1, 1_000_000_000),
+    failureRate: number(0.5, 0, 1),
+  },
+  'any',
+);
+
+/** @internal The breaker options. */
+export const CIRCUIT_BREAKER_OPTIONS = new OptionTable(
+  'circuitBreaker',
+  'CircuitBreakerConfig',
+  {
+    disabled: boolean(false),
+    failureThreshold: integer(5, 1, 1_000_000),
+    successThreshold: integer(2, 1, 1_000_000),
+    openMs: duration(30_000, 0),
+    halfOpenMaxRequests: integer(1, 1, 1_000_000),
+    failureStatuses: custom<readonly number[]>(
+      DEFAULT_FAILURE_STATUSES,
+      readStatuses,
+      '[408, 429, 500, 502, 503, 504]',
+    ),
+    // `null` or `false` turns a base's window off.
+    window: custom<CircuitWindowConfig | undefined>(undefined, (field, value, fallback) =>
+      value === null || value === false
+        ? undefined
+        : (WINDOW_OPTIONS.read(value, fallback, field) as CircuitWindowConfig),
+    ),
+  },
+  'any',
+);
+
 /**
  * Validates `input` and fills in the defaults, falling back to `base` for fields `input` omits.
  *
@@ -73,68 +111,14 @@ export function resolveCircuitBreakerConfig(
   field = 'circuitBreaker',
   base?: ResolvedCircuitBreakerConfig,
 ): ResolvedCircuitBreakerConfig {
-  const o = readObject(field, input);
-  const statuses = o.failureStatuses;
-  let failureStatuses = base?.failureStatuses ?? DEFAULT_FAILURE_STATUSES;
-  if (statuses !== undefined) {
-    if (!Array.isArray(statuses))
-      fail(`${field}.failureStatuses`, 'an array of HTTP status codes', statuses);
-    failureStatuses = Object.freeze(
-      [
-        ...new Set(
-          statuses.map((s, i) => readInteger(`${field}.failureStatuses[${i}]`, s, 0, 100, 599)),
-        ),
-      ].sort((a, b) => a - b),
-    );
-  }
-  return Object.freeze({
-    disabled: readBoolean(`${field}.disabled`, o.disabled, base?.disabled ?? false),
-    failureThreshold: readInteger(
-      `${field}.failureThreshold`,
-      o.failureThreshold,
-      base?.failureThreshold ?? 5,
-      1,
-      1_000_000,
-    ),
-    successThreshold: readInteger(
-      `${field}.successThreshold`,
-      o.successThreshold,
-      base?.successThreshold ?? 2,
-      1,
-      1_000_000,
-    ),
-    openMs: readInteger(`${field}.openMs`, o.openMs, base?.openMs ?? 30_000, 0, 2_147_483_647),
-    halfOpenMaxRequests: readInteger(
-      `${field}.halfOpenMaxRequests`,
-      o.halfOpenMaxRequests,
-      base?.halfOpenMaxRequests ?? 1,
-      1,
-      1_000_000,
-    ),
-    failureStatuses,
-    window: readWindow(`${field}.window`, o.window, base?.window),
-  });
+  return CIRCUIT_BREAKER_OPTIONS.read(input, base, field);
 }
 
-function readWindow(
-  field: string,
-  value: unknown,
-  base: CircuitWindowConfig | undefined,
-): CircuitWindowConfig | undefined {
-  if (value === undefined) return base;
-  if (value === null || value === false) return undefined;
-  const o = readObject(field, value);
-  return Object.freeze({
-    ms: readInteger(`${field}.ms`, o.ms, base?.ms ?? 60_000, 1, 2_147_483_647),
-    minRequests: readInteger(
-      `${field}.minRequests`,
-      o.minRequests,
-      base?.minRequests ?? 20,
-      1,
-      1_000_000_000,
-    ),
-    failureRate: readNumber(`${field}.failureRate`, o.failureRate, base?.failureRate ?? 0.5, 0, 1),
-  });
+/** HTTP statuses (100 … 599), deduplicated and sorted, frozen. */
+function readStatuses(field: string, value: unknown): readonly number[] {
+  if (!Array.isArray(value)) fail(field, 'an array of HTTP status codes', value);
+  const statuses = value.map((s, i) => readInteger(`${field}[${i}]`, s, 0, 100, 599));
+  return Object.freeze([...new Set(statuses)].sort((a, b) => a - b));
 }
 
 /** @internal Whether two resolved configs are field-by-field equal. */

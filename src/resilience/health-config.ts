@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { readBoolean, readInteger, readObject } from '../core/options.js';
+import { boolean, duration, integer, OptionTable } from '../core/option-table.js';
 
 /**
  * How workers are probed (durations in milliseconds).
@@ -35,6 +35,21 @@ export interface HealthConfig {
 /** {@link HealthConfig} with every default filled in. @public */
 export type ResolvedHealthConfig = Readonly<Required<HealthConfig>>;
 
+/** @internal The health-check options. */
+export const HEALTH_OPTIONS = new OptionTable(
+  'health',
+  'HealthConfig',
+  {
+    intervalMs: duration(30_000),
+    startupIntervalMs: duration(500),
+    timeoutMs: duration(5_000),
+    successThreshold: integer(2, 1, 1_000),
+    failureThreshold: integer(3, 1, 1_000),
+    removeFailed: boolean(false),
+  },
+  'any',
+);
+
 /**
  * Validates `input` and fills in defaults, falling back to `base` for omitted fields.
  *
@@ -46,43 +61,5 @@ export function resolveHealthConfig(
   field = 'health',
   base?: ResolvedHealthConfig,
 ): ResolvedHealthConfig {
-  const o = readObject(field, input);
-  return Object.freeze({
-    intervalMs: readInteger(
-      `${field}.intervalMs`,
-      o.intervalMs,
-      base?.intervalMs ?? 30_000,
-      1,
-      2_147_483_647,
-    ),
-    startupIntervalMs: readInteger(
-      `${field}.startupIntervalMs`,
-      o.startupIntervalMs,
-      base?.startupIntervalMs ?? 500,
-      1,
-      2_147_483_647,
-    ),
-    timeoutMs: readInteger(
-      `${field}.timeoutMs`,
-      o.timeoutMs,
-      base?.timeoutMs ?? 5_000,
-      1,
-      2_147_483_647,
-    ),
-    successThreshold: readInteger(
-      `${field}.successThreshold`,
-      o.successThreshold,
-      base?.successThreshold ?? 2,
-      1,
-      1_000,
-    ),
-    failureThreshold: readInteger(
-      `${field}.failureThreshold`,
-      o.failureThreshold,
-      base?.failureThreshold ?? 3,
-      1,
-      1_000,
-    ),
-    removeFailed: readBoolean(`${field}.removeFailed`, o.removeFailed, base?.removeFailed ?? false),
-  });
+  return HEALTH_OPTIONS.read(input, base, field);
 }

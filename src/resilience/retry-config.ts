@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { readInteger, readNumber, readObject } from '../core/options.js';
+import { custom, derived, integer, number, OptionTable } from '../core/option-table.js';
+import { readInteger } from '../core/options.js';
 
 /**
  * How a failed request is retried on another worker (durations in milliseconds). The delay
@@ -28,6 +29,31 @@ export interface RetryConfig {
 /** {@link RetryConfig} with every default filled in. @public */
 export type ResolvedRetryConfig = Readonly<Required<RetryConfig>>;
 
+/** @internal The retry options. */
+export const RETRY_OPTIONS = new OptionTable(
+  'retry',
+  'RetryConfig',
+  {
+    maxAttempts: integer(3, 1, 100),
+    initialBackoffMs: integer(50, 0, 3_600_000),
+    // Never below the initial backoff (over a base: the base's, or the initial backoff).
+    maxBackoffMs: custom(
+      derived((resolved, base) =>
+        Math.max(
+          (base?.maxBackoffMs as number | undefined) ?? 5_000,
+          resolved.initialBackoffMs as number,
+        ),
+      ),
+      (field, value, fallback, resolved) =>
+        readInteger(field, value, fallback, resolved.initialBackoffMs as number, 3_600_000),
+      '5000',
+    ),
+    multiplier: number(2, 1, 100),
+    jitter: number(0.2, 0, 1),
+  },
+  'any',
+);
+
 /**
  * Validates `input` and fills in defaults, falling back to `base` for omitted fields.
  *
@@ -39,25 +65,5 @@ export function resolveRetryConfig(
   field = 'retry',
   base?: ResolvedRetryConfig,
 ): ResolvedRetryConfig {
-  const o = readObject(field, input);
-  const initialBackoffMs = readInteger(
-    `${field}.initialBackoffMs`,
-    o.initialBackoffMs,
-    base?.initialBackoffMs ?? 50,
-    0,
-    3_600_000,
-  );
-  return Object.freeze({
-    maxAttempts: readInteger(`${field}.maxAttempts`, o.maxAttempts, base?.maxAttempts ?? 3, 1, 100),
-    initialBackoffMs,
-    maxBackoffMs: readInteger(
-      `${field}.maxBackoffMs`,
-      o.maxBackoffMs,
-      Math.max(base?.maxBackoffMs ?? 5_000, initialBackoffMs),
-      initialBackoffMs,
-      3_600_000,
-    ),
-    multiplier: readNumber(`${field}.multiplier`, o.multiplier, base?.multiplier ?? 2, 1, 100),
-    jitter: readNumber(`${field}.jitter`, o.jitter, base?.jitter ?? 0.2, 0, 1),
-  });
+  return RETRY_OPTIONS.read(input, base, field);
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { MAX_TIMER_MS } from '../core/option-table.js';
 import { fail } from '../core/options.js';
 import type { SelectRequest } from '../policies/policy.js';
 import {
@@ -135,10 +136,7 @@ export function defaultDelay(
   return backoffDelay(config, attempt, random(), hint);
 }
 
-/** The longest wait a timer can hold (ms); a longer "delay" is not a delay. */
-const MAX_DELAY_MS = 2_147_483_647;
-
 /** @internal Whether a decision's answer is a usable delay: a finite number of ms in [0, 2³¹ − 1]. */
 export function isDelay(value: unknown): value is number {
-  return typeof value === 'number' && value >= 0 && value <= MAX_DELAY_MS;
+  return typeof value === 'number' && value >= 0 && value <= MAX_TIMER_MS;
 }

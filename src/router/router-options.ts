@@ -3,9 +3,18 @@
  *
  * @module
  */
-import { fail, readBoolean, readInteger, readObject } from '../core/options.js';
-import { createPolicy } from '../policies/create-policy.js';
-import { POLICY_NAMES, type Policy, type PolicyName } from '../policies/policy.js';
+import {
+  boolean,
+  callback,
+  custom,
+  derived,
+  duration,
+  integer,
+  OptionTable,
+} from '../core/option-table.js';
+import { fail, readBoolean, readObject } from '../core/options.js';
+import { createPolicy, POLICY_NAMES, readsLoadReports } from '../policies/create-policy.js';
+import type { Policy, PolicyName } from '../policies/policy.js';
 import { WorkerRegistry } from '../registry/worker-registry.js';
 import type {
   CircuitBreakerConfig,
@@ -196,36 +205,30 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
     o.loadPolling === false || transport.loads === undefined
       ? undefined
       : resolveLoadPolling(o.loadPolling);
-  if (o.clock !== undefined && typeof o.clock !== 'function') fail('clock', 'a function', o.clock);
-  const built: BuiltPolicyConfig = {
-    staleAfterMs: loadPolling?.staleAfterMs,
-    clock: o.clock as Clock | undefined,
-  };
+  const own = ROUTER_OPTIONS.read(o);
+  const built: BuiltPolicyConfig = { staleAfterMs: loadPolling?.staleAfterMs, clock: own.clock };
   const policies = new Map<string, Policy>();
   for (const [model, value] of Object.entries(readObject('policies', o.policies))) {
-    policies.set(model, readPolicy(`policies.${model}`, value, 'cache_aware', built));
+    policies.set(model, readPolicy(`policies.${model}`, value ?? own.policy, built));
   }
-  if (o.random !== undefined && typeof o.random !== 'function')
-    fail('random', 'a function', o.random);
-  const defaultReport = process.env.NODE_ENV !== 'production';
   const retry = readObject('retry', o.retry);
   return Object.freeze({
     registry: o.registry as WorkerRegistry,
     transport,
-    policy: readPolicy('policy', o.policy, 'cache_aware', built),
+    policy: readPolicy('policy', own.policy, built),
     policies,
-    prefillPolicy: readPolicy('prefillPolicy', o.prefillPolicy, 'cache_aware', built),
-    decodePolicy: readPolicy('decodePolicy', o.decodePolicy, 'power_of_two', built),
+    prefillPolicy: readPolicy('prefillPolicy', own.prefillPolicy, built),
+    decodePolicy: readPolicy('decodePolicy', own.decodePolicy, built),
     health: o.health === false ? undefined : resolveHealthConfig(o.health, 'health'),
     loadPolling,
     circuitBreaker,
     retry: resolveRetryConfig(o.retry, 'retry'),
     shouldRetry: readHook<ShouldRetry>('retry.shouldRetry', retry.shouldRetry),
     onRetry: readHook<(event: RetryEvent) => void>('retry.onRetry', retry.onRetry),
-    discoverModels: readBoolean('discoverModels', o.discoverModels, true),
-    maxConcurrentProbes: readInteger('maxConcurrentProbes', o.maxConcurrentProbes, 128, 1, 100_000),
-    reportLeakedLeases: readBoolean('reportLeakedLeases', o.reportLeakedLeases, defaultReport),
-    random: (o.random as (() => number) | undefined) ?? Math.random,
+    discoverModels: own.discoverModels,
+    maxConcurrentProbes: own.maxConcurrentProbes,
+    reportLeakedLeases: own.reportLeakedLeases,
+    random: own.random ?? Math.random,
   });
 }
 
@@ -235,27 +238,53 @@ function readHook<F>(field: string, value: unknown): F | undefined {
   return value as F | undefined;
 }
 
+/** @internal The load-polling options. */
+export const LOAD_POLLING_OPTIONS = new OptionTable(
+  'loadPolling',
+  'LoadPollingConfig',
+  {
+    intervalMs: duration(10_000),
+    staleAfterMs: duration(
+      derived((resolved) => 3 * (resolved.intervalMs as number)),
+      1,
+      '3 × intervalMs',
+    ),
+    timeoutMs: duration(
+      derived((resolved) => Math.min(5_000, resolved.intervalMs as number)),
+      1,
+      'min(5000, intervalMs)',
+    ),
+  },
+  'any',
+);
+
 function resolveLoadPolling(value: unknown): ResolvedLoadPollingConfig {
-  const o = readObject('loadPolling', value);
-  const intervalMs = readInteger('loadPolling.intervalMs', o.intervalMs, 10_000, 1, 2_147_483_647);
-  return Object.freeze({
-    intervalMs,
-    staleAfterMs: readInteger(
-      'loadPolling.staleAfterMs',
-      o.staleAfterMs,
-      3 * intervalMs,
-      1,
-      2_147_483_647,
-    ),
-    timeoutMs: readInteger(
-      'loadPolling.timeoutMs',
-      o.timeoutMs,
-      Math.min(5_000, intervalMs),
-      1,
-      2_147_483_647,
-    ),
-  });
+  return LOAD_POLLING_OPTIONS.read(value);
 }
+
+/**
+ * @internal The router's own options (the components' options — health, polling, breakers,
+ * retries — have their own tables).
+ */
+export const ROUTER_OPTIONS = new OptionTable(
+  '',
+  'RouterOptions',
+  {
+    policy: custom<unknown>('cache_aware', (_field, value) => value),
+    prefillPolicy: custom<unknown>('cache_aware', (_field, value) => value),
+    decodePolicy: custom<unknown>('power_of_two', (_field, value) => value),
+    discoverModels: boolean(true),
+    maxConcurrentProbes: integer(128, 1, 100_000),
+    reportLeakedLeases: custom(
+      derived(() => process.env.NODE_ENV !== 'production'),
+      (field, value, fallback) => readBoolean(field, value, fallback),
+      'true unless',
+    ),
+    clock: callback<Clock>('a function', undefined, "each policy's own clock"),
+    random: callback<() => number>('a function', Math.random, '`Math.random`'),
+  },
+  'any',
+);
 
 /** What the router passes to the policies it builds from a name. */
 interface BuiltPolicyConfig {
@@ -267,19 +296,13 @@ interface BuiltPolicyConfig {
  * A policy instance, or one built from its name with the router's clock (when given) and the
  * polling staleness (where it applies).
  */
-function readPolicy(
-  field: string,
-  value: unknown,
-  fallback: PolicyName,
-  built: BuiltPolicyConfig,
-): Policy {
-  const name = value ?? fallback;
+function readPolicy(field: string, name: unknown, built: BuiltPolicyConfig): Policy {
   if (typeof name === 'object' && name !== null && typeof (name as Policy).select === 'function')
     return name as Policy;
   if (typeof name !== 'string' || !(POLICY_NAMES as readonly string[]).includes(name)) {
     fail(field, `a Policy or one of ${POLICY_NAMES.join(', ')}`, name);
   }
-  const usesReports = name === 'power_of_two' || name === 'least_load' || name === 'cache_aware';
+  const usesReports = readsLoadReports(name as PolicyName);
   const config: { staleAfterMs?: number; clock?: Clock } = {};
   if (usesReports && built.staleAfterMs !== undefined) config.staleAfterMs = built.staleAfterMs;
   if (built.clock !== undefined) config.clock = built.clock;

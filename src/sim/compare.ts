@@ -5,7 +5,8 @@
  * @module
  */
 import { fail, readNumber, readObject } from '../core/options.js';
-import { POLICY_NAMES, type PolicyName } from '../policies/policy.js';
+import { POLICY_NAMES } from '../policies/create-policy.js';
+import type { PolicyName } from '../policies/policy.js';
 import { type ArrivalProcess, describeArrivals } from './arrivals.js';
 import { fleetCapacity } from './capacity.js';
 import { ceilingHitRate } from './ceiling.js';
@@ -28,17 +29,9 @@ import { readWorkload } from './workload-check.js';
  *
  * @public
  */
-export const DEFAULT_POLICIES: readonly PolicyName[] = Object.freeze([
-  'random',
-  'round_robin',
-  'power_of_two',
-  'least_load',
-  'consistent_hashing',
-  'prefix_hash',
-  'manual',
-  'bucket',
-  'cache_aware',
-]);
+export const DEFAULT_POLICIES: readonly PolicyName[] = Object.freeze(
+  POLICY_NAMES.filter((name) => name !== 'passthrough'),
+);
 
 /**
  * Options of {@link comparePolicies}.

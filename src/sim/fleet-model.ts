@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { custom, integer, number, OptionTable } from '../core/option-table.js';
+import { readInteger } from '../core/options.js';
 
 /**
  * Parameters of the simulated engines. Every field is optional in {@link FleetModelOptions}.
@@ -36,14 +38,22 @@ export interface FleetModel {
 /** {@link FleetModel} with every field optional. @public */
 export type FleetModelOptions = Partial<FleetModel>;
 
-/** The defaults of {@link FleetModel}. @public */
-export const DEFAULT_FLEET_MODEL: FleetModel = Object.freeze({
-  workers: 8,
-  cacheTokens: 262_144,
-  blockSize: 16,
-  prefillTokensPerSecond: 8_000,
-  decodeStepMs: 6,
-  decodeStepPerRequestMs: 0.35,
-  maxRunning: 256,
-  maxBatchTokens: 8_192,
+/** @internal The fleet model's options: each one's default and bounds. */
+export const FLEET_OPTIONS = new OptionTable('fleet', 'FleetModel', {
+  workers: integer(8, 1, 4_096),
+  // `Infinity`: an unbounded cache.
+  cacheTokens: custom(262_144, (field, value, fallback) =>
+    value === Number.POSITIVE_INFINITY
+      ? Number.POSITIVE_INFINITY
+      : readInteger(field, value, fallback, 1, 1e12),
+  ),
+  blockSize: integer(16, 1, 4_096),
+  prefillTokensPerSecond: number(8_000, 1, 1e9),
+  decodeStepMs: number(6, 0, 1e6),
+  decodeStepPerRequestMs: number(0.35, 0, 1e6),
+  maxRunning: integer(256, 1, 1_000_000),
+  maxBatchTokens: integer(8_192, 1, 1e9),
 });
+
+/** The defaults of {@link FleetModel}. @public */
+export const DEFAULT_FLEET_MODEL: FleetModel = FLEET_OPTIONS.read(undefined);

@@ -3,11 +3,12 @@
  *
  * @module
  */
-import { fail, readBoolean, readInteger, readNumber, readObject } from '../core/options.js';
-import { createPolicy } from '../policies/create-policy.js';
-import { POLICY_NAMES, type Policy, type PolicyName } from '../policies/policy.js';
+import { boolean, integer, number, OptionTable } from '../core/option-table.js';
+import { fail, readInteger, readNumber, readObject } from '../core/options.js';
+import { createPolicy, POLICY_NAMES } from '../policies/create-policy.js';
+import type { Policy, PolicyName } from '../policies/policy.js';
 import type { ArrivalProcess } from './arrivals.js';
-import { DEFAULT_FLEET_MODEL, type FleetModel, type FleetModelOptions } from './fleet-model.js';
+import { FLEET_OPTIONS, type FleetModel, type FleetModelOptions } from './fleet-model.js';
 import type { Workload } from './workload.js';
 import { readWorkload } from './workload-check.js';
 
@@ -73,6 +74,20 @@ export interface ResolvedSimulationOptions {
   readonly onProgress: ((completed: number, total: number) => void) | undefined;
 }
 
+/** @internal The simulation's own scalar options (the fleet and arrivals have their own readers). */
+export const SIMULATION_OPTIONS = new OptionTable(
+  '',
+  'SimulationOptions',
+  {
+    routers: integer(1, 1, 1_024),
+    seed: integer(1, 0, 0xffff_ffff),
+    loadPollIntervalMs: number(10_000, 0, 1e9),
+    sampleIntervalMs: number(250, 1, 1e9),
+    precision: boolean(true),
+  },
+  'any',
+);
+
 /**
  * @internal Checks every option of `simulate` — the workload completely (unless
  * `workloadChecked`, when the caller has just checked it), and the policy's configuration by
@@ -94,17 +109,18 @@ export function resolveSimulationOptions(
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function') {
     fail('onProgress', 'a function', o.onProgress);
   }
+  const own = SIMULATION_OPTIONS.read(o);
   const resolved: ResolvedSimulationOptions = {
     workload,
     policy: o.policy as PolicyName,
     policyConfig: readObject('policyConfig', o.policyConfig),
     fleet: readFleetModel(o.fleet),
     arrivals: resolveArrivals(o.arrivals),
-    routers: readInteger('routers', o.routers, 1, 1, 1_024),
-    seed: readInteger('seed', o.seed, 1, 0, 0xffff_ffff),
-    loadPollIntervalMs: readNumber('loadPollIntervalMs', o.loadPollIntervalMs, 10_000, 0, 1e9),
-    sampleIntervalMs: readNumber('sampleIntervalMs', o.sampleIntervalMs, 250, 1, 1e9),
-    precision: readBoolean('precision', o.precision, true),
+    routers: own.routers,
+    seed: own.seed,
+    loadPollIntervalMs: own.loadPollIntervalMs,
+    sampleIntervalMs: own.sampleIntervalMs,
+    precision: own.precision,
     onProgress: o.onProgress as ResolvedSimulationOptions['onProgress'],
   };
   (createPolicy(resolved.policy, policyConfigOf(resolved, 0) as never) as Policy).close?.();
@@ -133,37 +149,7 @@ export function resolveFleetModel(options?: FleetModelOptions): FleetModel {
 }
 
 function readFleetModel(options: unknown): FleetModel {
-  const o = readObject('fleet', options);
-  const d = DEFAULT_FLEET_MODEL;
-  for (const key of Object.keys(o)) {
-    if (!Object.hasOwn(d, key)) fail(`fleet.${key}`, 'not an option', o[key]);
-  }
-  const cacheTokens =
-    o.cacheTokens === Number.POSITIVE_INFINITY
-      ? Number.POSITIVE_INFINITY
-      : readInteger('fleet.cacheTokens', o.cacheTokens, d.cacheTokens, 1, 1e12);
-  return Object.freeze({
-    workers: readInteger('fleet.workers', o.workers, d.workers, 1, 4_096),
-    cacheTokens,
-    blockSize: readInteger('fleet.blockSize', o.blockSize, d.blockSize, 1, 4_096),
-    prefillTokensPerSecond: readNumber(
-      'fleet.prefillTokensPerSecond',
-      o.prefillTokensPerSecond,
-      d.prefillTokensPerSecond,
-      1,
-      1e9,
-    ),
-    decodeStepMs: readNumber('fleet.decodeStepMs', o.decodeStepMs, d.decodeStepMs, 0, 1e6),
-    decodeStepPerRequestMs: readNumber(
-      'fleet.decodeStepPerRequestMs',
-      o.decodeStepPerRequestMs,
-      d.decodeStepPerRequestMs,
-      0,
-      1e6,
-    ),
-    maxRunning: readInteger('fleet.maxRunning', o.maxRunning, d.maxRunning, 1, 1_000_000),
-    maxBatchTokens: readInteger('fleet.maxBatchTokens', o.maxBatchTokens, d.maxBatchTokens, 1, 1e9),
-  });
+  return FLEET_OPTIONS.read(options);
 }
 
 /**

@@ -1,13 +1,21 @@
 /**
- * Shared readers for policy configs: each policy resolves its config through these, so errors
- * read `"<policy>.<field> must be …"` everywhere and unknown fields are rejected (typos fail fast).
+ * Policy options: each policy declares its options once, in an option table; the options every
+ * policy accepts (`random`, `seed`, `clock`) are read here, so errors read
+ * `"<policy>.<field> must be …"` everywhere and unknown fields are rejected (typos fail fast).
  *
  * @module
  * @internal
  */
-import { invalidArgument } from '../../core/errors.js';
-import { fail, readInteger, readObject } from '../../core/options.js';
+import {
+  callback,
+  custom,
+  type OptionSpec,
+  OptionTable,
+  type Resolved,
+} from '../../core/option-table.js';
+import { readInteger } from '../../core/options.js';
 import { type Clock, coarseMonotonicClock } from '../../resilience/clock.js';
+import type { PolicyName } from '../policy.js';
 import { functionRandom, mathRandom, type RandomSource, seededRandom } from './random.js';
 
 /** Options every policy accepts. @public */
@@ -23,47 +31,53 @@ export interface CommonPolicyConfig {
   readonly clock?: () => number;
 }
 
-/** @internal Field names every policy accepts. */
-export const COMMON_FIELDS = ['random', 'seed', 'clock'] as const;
+/** @internal The options every policy accepts. */
+export const COMMON_OPTIONS = new OptionTable('policy', 'CommonPolicyConfig', {
+  random: callback<() => number>('a function returning [0, 1)', undefined, '`Math.random`'),
+  seed: custom<number | undefined>(undefined, (field, value) =>
+    readInteger(field, value, 0, 0, 0xffff_ffff),
+  ),
+  clock: callback<Clock>('a function returning milliseconds', undefined, '`performance.now`'),
+});
+
+/** @internal A policy's own options, in its table, besides the common ones. */
+export function policyOptions<S extends Record<string, OptionSpec<unknown>>>(
+  policy: PolicyName,
+  documentedBy: string,
+  specs: S,
+): OptionTable<S> {
+  return new OptionTable(policy, documentedBy, specs, COMMON_OPTIONS.keys);
+}
+
+/** @internal A policy's config, read: its own options, and the random source and clock. */
+export interface PolicyConfigRead<S extends Record<string, OptionSpec<unknown>>> {
+  readonly options: Resolved<S>;
+  /** From `random`, else `seed`, else `Math.random`. */
+  readonly random: RandomSource;
+  /** From `clock`, else `performance.now` read at most once per ms. */
+  readonly clock: Clock;
+}
 
 /**
- * @internal Reads `config` as an object and rejects fields outside `allowed`.
+ * @internal Reads a policy's whole config: its own options by its table, and the common ones
+ * (checked even by policies that use neither randomness nor time).
+ *
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option.
  */
-export function readConfig(
-  policy: string,
+export function readPolicyConfig<S extends Record<string, OptionSpec<unknown>>>(
+  table: OptionTable<S>,
   config: unknown,
-  allowed: readonly string[],
-): Record<string, unknown> {
-  const o = readObject(policy, config);
-  for (const key of Object.keys(o)) {
-    if (!allowed.includes(key) && !(COMMON_FIELDS as readonly string[]).includes(key)) {
-      throw invalidArgument(
-        `${policy}.${key} is not an option of ${policy} (options: ${[...allowed, ...COMMON_FIELDS].join(', ')})`,
-      );
-    }
-  }
-  // The common options are checked even by policies that do not use them.
-  readRandom(policy, o);
-  readClock(policy, o);
-  return o;
-}
-
-/** @internal The random source from `random` or `seed`. */
-export function readRandom(policy: string, o: Record<string, unknown>): RandomSource {
-  if (o.random !== undefined) {
-    if (typeof o.random !== 'function')
-      fail(`${policy}.random`, 'a function returning [0, 1)', o.random);
-    return functionRandom(o.random as () => number);
-  }
-  if (o.seed !== undefined)
-    return seededRandom(readInteger(`${policy}.seed`, o.seed, 0, 0, 0xffff_ffff));
-  return mathRandom();
-}
-
-/** @internal The clock from `clock`. */
-export function readClock(policy: string, o: Record<string, unknown>): Clock {
-  if (o.clock === undefined) return coarseMonotonicClock;
-  if (typeof o.clock !== 'function')
-    fail(`${policy}.clock`, 'a function returning milliseconds', o.clock);
-  return o.clock as Clock;
+): PolicyConfigRead<S> {
+  const options = table.read(config);
+  const given = config as Record<string, unknown> | undefined;
+  const common: Record<string, unknown> = {};
+  for (const key of COMMON_OPTIONS.keys) common[key] = given?.[key];
+  const c = COMMON_OPTIONS.read(common, undefined, table.component);
+  const random =
+    c.random !== undefined
+      ? functionRandom(c.random)
+      : c.seed !== undefined
+        ? seededRandom(c.seed)
+        : mathRandom();
+  return { options, random, clock: c.clock ?? coarseMonotonicClock };
 }

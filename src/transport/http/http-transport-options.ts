@@ -4,7 +4,15 @@
  * @module
  */
 import { invalidArgument } from '../../core/errors.js';
-import { fail, readInteger, readObject, readString } from '../../core/options.js';
+import {
+  callback,
+  custom,
+  derived,
+  duration,
+  integer,
+  OptionTable,
+} from '../../core/option-table.js';
+import { fail, readString } from '../../core/options.js';
 import { emitProcessWarning, type HttpTransportWarning } from './transport-warning.js';
 
 /**
@@ -97,19 +105,6 @@ export interface ResolvedHttpTransportOptions {
   readonly onWarning: (warning: HttpTransportWarning) => void;
 }
 
-const FIELDS = [
-  'fetch',
-  'apiKey',
-  'timeoutMs',
-  'maxBodyBytes',
-  'healthPath',
-  'metricsPath',
-  'modelsPath',
-  'clock',
-  'maxTrackedWorkers',
-  'onWarning',
-] as const;
-
 /** Longest API key accepted (the registry's limit for `spec.apiKey`). */
 const MAX_API_KEY_LENGTH = 16_384;
 const MAX_PATH_LENGTH = 2_048;
@@ -128,6 +123,36 @@ export function isUsableApiKey(key: string): boolean {
   return key.length <= MAX_API_KEY_LENGTH && HEADER_SAFE.test(key);
 }
 
+/** @internal The transport's options (unknown ones are rejected, so a typo fails fast). */
+export const HTTP_TRANSPORT_OPTIONS = new OptionTable('httpTransport', 'HttpTransportOptions', {
+  // Read when the transport is created: `globalThis.fetch` at that moment.
+  fetch: custom<FetchFunction>(
+    derived(() => globalThis.fetch as FetchFunction),
+    (field, value) => {
+      if (typeof value !== 'function') fail(field, 'a fetch function', value);
+      return value as FetchFunction;
+    },
+    '`globalThis.fetch`',
+  ),
+  apiKey: custom<string | undefined>(undefined, (_field, value) => readApiKey(value), 'none'),
+  timeoutMs: duration(5_000),
+  maxBodyBytes: integer(4_194_304, 1, 1_073_741_824),
+  healthPath: custom('/health', readPath),
+  metricsPath: custom('/metrics', readPath),
+  modelsPath: custom('/v1/models', readPath),
+  clock: callback<() => number>(
+    'a function returning milliseconds',
+    epochClock,
+    '`performance.timeOrigin + performance.now()`',
+  ),
+  maxTrackedWorkers: integer(4_096, 0, 1_048_576),
+  onWarning: callback<(warning: HttpTransportWarning) => void>(
+    'a function',
+    emitProcessWarning,
+    '`process.emitWarning(',
+  ),
+});
+
 /**
  * Validates `input` and fills in defaults. Unknown fields are rejected, so a typo fails fast.
  * The message for a bad `apiKey` describes the rule, never the key.
@@ -136,49 +161,12 @@ export function isUsableApiKey(key: string): boolean {
  * @internal
  */
 export function resolveHttpTransportOptions(input: unknown): ResolvedHttpTransportOptions {
-  const o = readObject('httpTransport', input);
-  for (const key of Object.keys(o)) {
-    if (!(FIELDS as readonly string[]).includes(key)) {
-      throw invalidArgument(
-        `httpTransport.${key} is not an option of httpTransport (options: ${FIELDS.join(', ')})`,
-      );
-    }
-  }
-  const fetch = o.fetch ?? globalThis.fetch;
-  if (typeof fetch !== 'function') fail('httpTransport.fetch', 'a fetch function', o.fetch);
-  if (o.clock !== undefined && typeof o.clock !== 'function')
-    fail('httpTransport.clock', 'a function returning milliseconds', o.clock);
-  if (o.onWarning !== undefined && typeof o.onWarning !== 'function')
-    fail('httpTransport.onWarning', 'a function', o.onWarning);
-  return Object.freeze({
-    fetch: fetch as FetchFunction,
-    apiKey: readApiKey(o.apiKey),
-    timeoutMs: readInteger('httpTransport.timeoutMs', o.timeoutMs, 5_000, 1, 2_147_483_647),
-    maxBodyBytes: readInteger(
-      'httpTransport.maxBodyBytes',
-      o.maxBodyBytes,
-      4_194_304,
-      1,
-      1_073_741_824,
-    ),
-    healthPath: readPath('httpTransport.healthPath', o.healthPath, '/health'),
-    metricsPath: readPath('httpTransport.metricsPath', o.metricsPath, '/metrics'),
-    modelsPath: readPath('httpTransport.modelsPath', o.modelsPath, '/v1/models'),
-    clock: (o.clock as (() => number) | undefined) ?? epochClock,
-    maxTrackedWorkers: readInteger(
-      'httpTransport.maxTrackedWorkers',
-      o.maxTrackedWorkers,
-      4_096,
-      0,
-      1_048_576,
-    ),
-    onWarning:
-      (o.onWarning as ((warning: HttpTransportWarning) => void) | undefined) ?? emitProcessWarning,
-  });
+  const o = HTTP_TRANSPORT_OPTIONS.read(input);
+  if (typeof o.fetch !== 'function') fail('httpTransport.fetch', 'a fetch function', o.fetch);
+  return o as ResolvedHttpTransportOptions;
 }
 
 function readApiKey(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
   if (typeof value !== 'string' || !isUsableApiKey(value)) {
     // Describe the value's kind and length only: the key itself must never reach a message.
     const got = typeof value === 'string' ? `a string of ${value.length} characters` : typeof value;
@@ -189,8 +177,7 @@ function readApiKey(value: unknown): string | undefined {
   return value;
 }
 
-function readPath(field: string, value: unknown, fallback: string): string {
-  if (value === undefined) return fallback;
+function readPath(field: string, value: unknown): string {
   const path = readString(field, value, MAX_PATH_LENGTH);
   if (!PATH.test(path)) fail(field, "a path starting with '/' (printable ASCII, no '#')", value);
   return path;
