@@ -103,3 +103,16 @@ export function readString(field: string, value: unknown, maxLength: number): st
   }
   return value;
 }
+
+/**
+ * @internal The fields of a validated partial config that were given (not `undefined`), as a
+ * frozen copy (arrays copied and frozen too), so a later change to the caller's object has no
+ * effect.
+ */
+export function givenFields<T extends object>(config: T): T {
+  const given: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (value !== undefined) given[key] = Array.isArray(value) ? Object.freeze([...value]) : value;
+  }
+  return Object.freeze(given) as T;
+}

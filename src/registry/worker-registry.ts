@@ -6,18 +6,16 @@
 import { FleetRouteError } from '../core/errors.js';
 import { Hasher, loadHasher } from '../core/hash.js';
 import { describe, fail, readEnum, readString } from '../core/options.js';
-import { type CircuitBreaker, createCircuitBreaker } from '../resilience/circuit-breaker.js';
-import {
-  type CircuitBreakerConfig,
-  type ResolvedCircuitBreakerConfig,
-  resolveCircuitBreakerConfig,
-  sameCircuitBreakerConfig,
+import type {
+  CircuitBreakerConfig,
+  ResolvedCircuitBreakerConfig,
 } from '../resilience/circuit-breaker-config.js';
 import { type RetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import type { HashRing } from '../ring/hash-ring.js';
 import { type Worker, workerInternals } from '../workers/worker.js';
 import { WorkerRuntime } from '../workers/worker-runtime.js';
 import {
+  isWildcardModel,
   MAX_MODEL_ID_LENGTH,
   type ResolvedWorkerSpec,
   resolveWorkerSpec,
@@ -27,8 +25,13 @@ import {
   type WorkerStatus,
   type WorkerType,
 } from '../workers/worker-spec.js';
-import { type ConnectionMode, parseWorkerUrl } from '../workers/worker-url.js';
+import {
+  type ConnectionMode,
+  normalisedUrlOrUndefined,
+  parseWorkerUrl,
+} from '../workers/worker-url.js';
 import { EventHub, type StreamItem } from './event-hub.js';
+import { ModelRetryConfigs } from './model-retry-configs.js';
 import {
   checkRevision,
   type EventsOptions,
@@ -44,6 +47,7 @@ import {
   type WorkerRegistryOptions,
 } from './registry-options.js';
 import { type LockHooks, UrlLocks } from './url-locks.js';
+import { WorkerBreakers } from './worker-breakers.js';
 import type { WorkerEvent, WorkerEventMap } from './worker-event.js';
 import { WorkerIndex } from './worker-index.js';
 
@@ -81,18 +85,14 @@ export class WorkerRegistry {
   readonly #hub: EventHub;
   readonly #options: ResolvedRegistryOptions;
   readonly #reserved = new Map<string, string>();
-  readonly #retryConfigs = new Map<string, RetryConfig>();
+  readonly #retryConfigs = new ModelRetryConfigs();
   #nextId = 1;
   #closed = false;
-  #breakerDefaults: ResolvedCircuitBreakerConfig;
+  readonly #breakers: WorkerBreakers;
 
   // ─── 1. Construction & subscription ─────────────────────────────────────────────────────
 
-  /**
-   * Registries come from {@link WorkerRegistry.create}.
-   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when called without a loaded hasher (that
-   *   is, as `new WorkerRegistry()` from JavaScript).
-   */
+  /** Use {@link WorkerRegistry.create}; `new WorkerRegistry()` from JavaScript is `INVALID_ARGUMENT`. */
   private constructor(hasher: Hasher, options: WorkerRegistryOptions = {}, lockHooks?: LockHooks) {
     if (!(hasher instanceof Hasher)) {
       throw new FleetRouteError(
@@ -101,7 +101,7 @@ export class WorkerRegistry {
       );
     }
     this.#options = resolveRegistryOptions(options);
-    this.#breakerDefaults = this.#options.circuitBreaker;
+    this.#breakers = new WorkerBreakers(this.#options.circuitBreaker, this.#options.clock);
     this.#locks = new UrlLocks(lockHooks);
     this.#hub = new EventHub(this.#options.eventBufferSize, this.#options.onListenerError);
     this.#index = new WorkerIndex(hasher, this.#options.virtualNodes);
@@ -149,13 +149,10 @@ export class WorkerRegistry {
   }
 
   /**
-   * Subscribes with a bounded buffer. A consumer that falls more than `bufferSize` events behind
-   * loses the oldest ones and reads `{ type: 'lagged', missed }` before the rest.
-   *
-   * A late subscriber should subscribe first, then take {@link WorkerRegistry.snapshot}, and skip
-   * events whose `seq` is at most `snapshot.seq`; after a `lagged` item it resynchronises the same
-   * way. The iterator ends when `signal` aborts, when the consumer breaks out of its loop, or when
-   * the registry is closed (after the buffered events).
+   * Subscribes with a bounded buffer: a consumer more than `bufferSize` events behind loses the
+   * oldest and reads `{ type: 'lagged', missed }` first. A late subscriber subscribes, then takes
+   * {@link WorkerRegistry.snapshot} and skips events with `seq` ≤ `snapshot.seq` (and so after a
+   * `lagged` item). It ends when `signal` aborts, the loop breaks, or the registry closes.
    *
    * @returns an async iterator of {@link WorkerEvent} and {@link LaggedEvent}.
    * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for a bad `bufferSize` or `signal`;
@@ -202,7 +199,7 @@ export class WorkerRegistry {
     if (typeof url !== 'string') return undefined;
     const id = this.#index.idByUrl(url) ?? this.#reserved.get(url);
     if (id !== undefined) return id;
-    const normalised = tryNormalise(url);
+    const normalised = normalisedUrlOrUndefined(url);
     if (normalised === undefined || normalised === url) return undefined;
     return this.#index.idByUrl(normalised) ?? this.#reserved.get(normalised);
   }
@@ -292,7 +289,7 @@ export class WorkerRegistry {
       seq: this.#hub.seq,
       workers: this.#index.all().map((w) => w.toJSON()),
       models: this.#index.explicitMembers(),
-      retryConfigs: Object.fromEntries(this.#retryConfigs),
+      retryConfigs: this.#retryConfigs.toObject(),
     };
   }
 
@@ -304,7 +301,7 @@ export class WorkerRegistry {
    *   or `undefined`. O(1).
    */
   getRetryConfig(model: string): RetryConfig | undefined {
-    return typeof model === 'string' ? this.#retryConfigs.get(model) : undefined;
+    return this.#retryConfigs.get(model);
   }
 
   // ─── 5. Write: mutation primitives ─────────────────────────────────────────────────────
@@ -441,13 +438,9 @@ export class WorkerRegistry {
    */
   setCircuitBreakerDefaults(config: CircuitBreakerConfig | ResolvedCircuitBreakerConfig): void {
     this.#assertOpen();
-    this.#breakerDefaults = resolveCircuitBreakerConfig(config, 'circuitBreaker');
+    this.#breakers.setDefaults(config);
     for (const worker of this.#index.all()) {
-      const runtime = workerInternals.runtimeOf(worker);
-      const resolved = this.#breakerConfigFor(workerInternals.specOf(worker));
-      if (!sameCircuitBreakerConfig(runtime.breaker.config, resolved)) {
-        this.#swapBreaker(runtime, resolved);
-      }
+      this.#breakers.refresh(workerInternals.runtimeOf(worker), workerInternals.specOf(worker));
     }
   }
 
@@ -465,10 +458,11 @@ export class WorkerRegistry {
   setModelRetryConfig(model: string, config: RetryConfig): void {
     this.#assertOpen();
     const id = readString('model', model, MAX_MODEL_ID_LENGTH);
-    resolveRetryConfig(config, 'config'); // validates every field
-    if (!this.#index.hasModel(id))
+    if (!this.#index.hasModel(id)) {
+      resolveRetryConfig(config, 'config'); // a bad config is reported first
       throw new FleetRouteError('NOT_FOUND', `no live worker serves model ${JSON.stringify(id)}`);
-    this.#retryConfigs.set(id, givenFields(config));
+    }
+    this.#retryConfigs.set(id, config);
   }
 
   /**
@@ -548,7 +542,7 @@ export class WorkerRegistry {
     this.#reserved.delete(spec.url);
     const runtime = new WorkerRuntime(
       spec.status ?? this.#options.defaultStatus,
-      this.#newBreaker(this.#breakerConfigFor(spec)),
+      this.#breakers.create(spec),
     );
     const worker = workerInternals.create(id, 0, spec, runtime);
     this.#index.add(worker);
@@ -558,53 +552,20 @@ export class WorkerRegistry {
 
   #replaceLocked(current: Worker, spec: ResolvedWorkerSpec): Worker {
     const runtime = workerInternals.runtimeOf(current);
-    const breakerConfig = this.#breakerConfigFor(spec);
-    if (!sameCircuitBreakerConfig(runtime.breaker.config, breakerConfig)) {
-      this.#swapBreaker(runtime, breakerConfig);
-    }
+    this.#breakers.refresh(runtime, spec);
     const next = workerInternals.create(current.id, current.revision + 1, spec, runtime);
     this.#index.replace(current, next);
-    this.#dropOrphanRetryConfigs(current.models);
+    this.#retryConfigs.dropOrphans(current.models, (m) => this.#index.hasModel(m));
     this.#hub.emit({ type: 'replaced', seq: 0, workerId: current.id, old: current, new: next });
     return next;
-  }
-
-  #newBreaker(config: ResolvedCircuitBreakerConfig): CircuitBreaker {
-    return createCircuitBreaker(config, this.#options.clock);
-  }
-
-  /**
-   * Gives a worker a new, closed breaker for `config`. It keeps the old one's observers, so every
-   * router's `circuitChanged` keeps following the worker, and they are told of the change of
-   * state (open → closed) once the new breaker is in place.
-   */
-  #swapBreaker(runtime: WorkerRuntime, config: ResolvedCircuitBreakerConfig): void {
-    const previous = runtime.breaker;
-    const next = this.#newBreaker(config);
-    runtime.breaker = next;
-    next.succeed(previous);
   }
 
   #removeLocked(worker: Worker): Worker {
     this.#index.remove(worker);
     workerInternals.runtimeOf(worker).live = false;
-    this.#dropOrphanRetryConfigs(worker.models);
+    this.#retryConfigs.dropOrphans(worker.models, (m) => this.#index.hasModel(m));
     this.#hub.emit({ type: 'removed', seq: 0, workerId: worker.id, worker });
     return worker;
-  }
-
-  #dropOrphanRetryConfigs(models: readonly string[]): void {
-    for (const model of models) if (!this.#index.hasModel(model)) this.#retryConfigs.delete(model);
-  }
-
-  #breakerConfigFor(spec: ResolvedWorkerSpec): ResolvedCircuitBreakerConfig {
-    return spec.circuitBreaker === undefined
-      ? this.#breakerDefaults
-      : resolveCircuitBreakerConfig(
-          spec.circuitBreaker,
-          'spec.circuitBreaker',
-          this.#breakerDefaults,
-        );
   }
 
   #newId(): string {
@@ -621,28 +582,6 @@ export class WorkerRegistry {
   #assertOpen(): void {
     if (this.#closed) throw new FleetRouteError('CLOSED', 'the registry is closed');
   }
-}
-
-/** `true` for no model, `''` or `'*'`; throws for a non-string. */
-function isWildcardModel(model: string | undefined): boolean {
-  if (model === undefined) return true;
-  if (typeof model !== 'string') fail('model', 'a string', model);
-  return model === '' || model === '*';
-}
-
-function tryNormalise(url: string): string | undefined {
-  try {
-    return parseWorkerUrl(url).url;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The fields of a validated partial config that were given (not `undefined`), as a frozen copy. */
-function givenFields<T extends object>(config: T): T {
-  const given: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(config)) if (value !== undefined) given[key] = value;
-  return Object.freeze(given) as T;
 }
 
 /**

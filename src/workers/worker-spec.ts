@@ -4,7 +4,14 @@
  * @module
  */
 import { FleetRouteError } from '../core/errors.js';
-import { fail, readEnum, readInteger, readObject, readString } from '../core/options.js';
+import {
+  fail,
+  givenFields,
+  readEnum,
+  readInteger,
+  readObject,
+  readString,
+} from '../core/options.js';
 import {
   type CircuitBreakerConfig,
   resolveCircuitBreakerConfig,
@@ -224,9 +231,12 @@ function readOverride<T extends object>(
 ): T | undefined {
   if (value === undefined) return undefined;
   resolve(value, field);
-  const given: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-    if (v !== undefined) given[key] = Array.isArray(v) ? Object.freeze([...v]) : v;
-  }
-  return Object.freeze(given) as T;
+  return givenFields(value as T);
+}
+
+/** @internal `true` for no model, `''` or `'*'` (every model); throws for a non-string. */
+export function isWildcardModel(model: string | undefined): boolean {
+  if (model === undefined) return true;
+  if (typeof model !== 'string') fail('model', 'a string', model);
+  return model === '' || model === '*';
 }

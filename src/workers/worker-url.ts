@@ -122,3 +122,12 @@ function normaliseHost(hostname: string, input: unknown): string {
     throw invalid(input, 'invalid host');
   }
 }
+
+/** @internal The normalised form of `url`, or `undefined` when it is not a worker URL (lookups). */
+export function normalisedUrlOrUndefined(url: string): string | undefined {
+  try {
+    return parseWorkerUrl(url).url;
+  } catch {
+    return undefined;
+  }
+}
