@@ -6,10 +6,16 @@
  * @module
  * @internal
  */
+
 import { POLICY_NAMES } from '../policies/create-policy.js';
 import type { PolicyName } from '../policies/policy.js';
 import { DEFAULT_POLICIES } from '../sim/compare.js';
 import { DEFAULT_FLEET_MODEL } from '../sim/fleet-model.js';
+import { HOT_PREFIX_OPTIONS } from '../sim/workloads/hot-prefix.js';
+import { MOONCAKE_OPTIONS } from '../sim/workloads/mooncake-trace.js';
+import { MULTI_TURN_CHAT_OPTIONS } from '../sim/workloads/multi-turn-chat.js';
+import { SHARED_PREFIX_OPTIONS } from '../sim/workloads/shared-prefix.js';
+import { ZERO_REUSE_OPTIONS } from '../sim/workloads/zero-reuse.js';
 import { anyText, decimal, type Flag, flag, integer, oneOf, toggle, UsageError } from './flags.js';
 
 /** @internal The workloads `--workload` names. */
@@ -33,7 +39,28 @@ export interface GeneratorFlag extends Flag<number | undefined> {
   >;
 }
 
-function generatorFlag(help: string, sets: GeneratorFlag['sets']): GeneratorFlag {
+/** Each workload's generator options, whose defaults the workload flags show and pass on. */
+const WORKLOAD_DEFAULTS: Readonly<Record<WorkloadName, Readonly<Record<string, unknown>>>> = {
+  'shared-prefix': SHARED_PREFIX_OPTIONS.read(undefined),
+  chat: MULTI_TURN_CHAT_OPTIONS.read(undefined),
+  'hot-prefix': HOT_PREFIX_OPTIONS.read(undefined),
+  'zero-reuse': ZERO_REUSE_OPTIONS.read(undefined),
+  mooncake: MOONCAKE_OPTIONS.read(undefined),
+};
+
+/** A workload flag: for each workload it applies to, the generator option it sets. */
+function generatorFlag(
+  help: string,
+  options: Readonly<Partial<Record<WorkloadName, string>>>,
+): GeneratorFlag {
+  const sets: Partial<Record<WorkloadName, readonly [string, number | undefined]>> = {};
+  for (const [workload, option] of Object.entries(options) as [WorkloadName, string][]) {
+    sets[workload] = [option, WORKLOAD_DEFAULTS[workload][option] as number | undefined];
+  }
+  return workloadFlag(help, sets);
+}
+
+function workloadFlag(help: string, sets: GeneratorFlag['sets']): GeneratorFlag {
   const shown = Object.entries(sets)
     .map(([workload, [, fallback]]) => `${workload}: ${fallback ?? 'all'}`)
     .join(', ');
@@ -59,36 +86,32 @@ function arrivalFlag<T>(arrival: ArrivalName, spec: Omit<Flag<T>, 'section'>): A
 
 /** @internal The flags that set a workload generator's options. */
 export const GENERATOR_FLAGS = {
-  groups: generatorFlag('groups', { 'shared-prefix': ['groups', 64] }),
-  'prompts-per-group': generatorFlag('prompts per group', {
-    'shared-prefix': ['promptsPerGroup', 16],
-  }),
+  groups: generatorFlag('groups', { 'shared-prefix': 'groups' }),
+  'prompts-per-group': generatorFlag('prompts per group', { 'shared-prefix': 'promptsPerGroup' }),
   'system-tokens': generatorFlag('system prompt tokens', {
-    'shared-prefix': ['systemPromptLength', 2048],
-    chat: ['systemPromptLength', 1024],
+    'shared-prefix': 'systemPromptLength',
+    chat: 'systemPromptLength',
   }),
   'question-tokens': generatorFlag('question tokens', {
-    'shared-prefix': ['questionLength', 128],
-    chat: ['questionLength', 96],
+    'shared-prefix': 'questionLength',
+    chat: 'questionLength',
   }),
   'output-tokens': generatorFlag('output tokens', {
-    'shared-prefix': ['outputLength', 256],
-    'hot-prefix': ['outputLength', 128],
-    'zero-reuse': ['outputLength', 128],
+    'shared-prefix': 'outputLength',
+    'hot-prefix': 'outputLength',
+    'zero-reuse': 'outputLength',
   }),
-  users: generatorFlag('users', { chat: ['users', 32] }),
-  rounds: generatorFlag('rounds per user', { chat: ['rounds', 8] }),
-  'answer-tokens': generatorFlag('answer tokens', { chat: ['answerLength', 192] }),
+  users: generatorFlag('users', { chat: 'users' }),
+  rounds: generatorFlag('rounds per user', { chat: 'rounds' }),
+  'answer-tokens': generatorFlag('answer tokens', { chat: 'answerLength' }),
   requests: generatorFlag('requests; of a mooncake trace, the first n records', {
-    'hot-prefix': ['requests', 512],
-    'zero-reuse': ['requests', 512],
-    mooncake: ['limit', undefined],
+    'hot-prefix': 'requests',
+    'zero-reuse': 'requests',
+    mooncake: 'limit',
   }),
-  'prefix-tokens': generatorFlag('shared prefix tokens', { 'hot-prefix': ['prefixLength', 2048] }),
-  'suffix-tokens': generatorFlag('per-request suffix tokens', {
-    'hot-prefix': ['suffixLength', 64],
-  }),
-  'prompt-tokens': generatorFlag('prompt tokens', { 'zero-reuse': ['promptLength', 1024] }),
+  'prefix-tokens': generatorFlag('shared prefix tokens', { 'hot-prefix': 'prefixLength' }),
+  'suffix-tokens': generatorFlag('per-request suffix tokens', { 'hot-prefix': 'suffixLength' }),
+  'prompt-tokens': generatorFlag('prompt tokens', { 'zero-reuse': 'promptLength' }),
 } as const;
 
 /** @internal The flags that apply to one arrival process. */

@@ -21,6 +21,11 @@ import { RETRY_OPTIONS } from '../../src/resilience/retry-config.js';
 import { LOAD_POLLING_OPTIONS, ROUTER_OPTIONS } from '../../src/router/router-options.js';
 import { FLEET_OPTIONS } from '../../src/sim/fleet-model.js';
 import { SIMULATION_OPTIONS } from '../../src/sim/simulation-options.js';
+import { HOT_PREFIX_OPTIONS } from '../../src/sim/workloads/hot-prefix.js';
+import { MOONCAKE_OPTIONS } from '../../src/sim/workloads/mooncake-trace.js';
+import { MULTI_TURN_CHAT_OPTIONS } from '../../src/sim/workloads/multi-turn-chat.js';
+import { SHARED_PREFIX_OPTIONS } from '../../src/sim/workloads/shared-prefix.js';
+import { ZERO_REUSE_OPTIONS } from '../../src/sim/workloads/zero-reuse.js';
 import { HTTP_TRANSPORT_OPTIONS } from '../../src/transport/http/http-transport-options.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
@@ -40,6 +45,11 @@ const TABLES = [
   HTTP_TRANSPORT_OPTIONS,
   FLEET_OPTIONS,
   SIMULATION_OPTIONS,
+  SHARED_PREFIX_OPTIONS,
+  MULTI_TURN_CHAT_OPTIONS,
+  HOT_PREFIX_OPTIONS,
+  ZERO_REUSE_OPTIONS,
+  MOONCAKE_OPTIONS,
 ] as unknown as AnyTable[];
 
 function sources(dir: string): string[] {

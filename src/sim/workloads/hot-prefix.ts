@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { integer, OptionTable } from '../../core/option-table.js';
 import { SeededRandom } from '../random.js';
 import type { SimRequest, Workload } from '../workload.js';
 import {
@@ -13,9 +14,6 @@ import {
   formatCount,
   frozenWorkload,
   MAX_PROMPT_TOKENS,
-  readCount,
-  readOptions,
-  readSeed,
   storedRequest,
   tokensStartingWith,
   VOCABULARY,
@@ -40,7 +38,14 @@ export interface HotPrefixOptions {
 }
 
 const WHERE = 'hotPrefix';
-const FIELDS = ['requests', 'prefixLength', 'suffixLength', 'outputLength', 'seed'] as const;
+/** @internal The generator's options, in the order errors list them. */
+export const HOT_PREFIX_OPTIONS = new OptionTable(WHERE, 'HotPrefixOptions', {
+  requests: integer(512, 1, VOCABULARY),
+  prefixLength: integer(2048, 1, MAX_PROMPT_TOKENS),
+  suffixLength: integer(64, 1, MAX_PROMPT_TOKENS),
+  outputLength: integer(128, 1, MAX_PROMPT_TOKENS),
+  seed: integer(1, 0, 0xffff_ffff),
+});
 
 /**
  * Builds a single-hot-prefix workload: every prompt is one shared prefix followed by a random
@@ -60,15 +65,15 @@ const FIELDS = ['requests', 'prefixLength', 'suffixLength', 'outputLength', 'see
  * @public
  */
 export function singleHotPrefix(options: HotPrefixOptions = {}): Workload {
-  const o = readOptions(WHERE, options, FIELDS);
-  const prefixLength = readCount(WHERE, o, 'prefixLength', 2048, MAX_PROMPT_TOKENS);
-  const suffixLength = readCount(WHERE, o, 'suffixLength', 64, MAX_PROMPT_TOKENS);
+  const o = HOT_PREFIX_OPTIONS.read(options);
+  const prefixLength = o.prefixLength;
+  const suffixLength = o.suffixLength;
   ensurePromptFits(WHERE, 'suffixLength', suffixLength, prefixLength);
   const promptLength = prefixLength + suffixLength;
-  const count = readCount(WHERE, o, 'requests', 512, VOCABULARY);
+  const count = o.requests;
   ensureStoredFits(WHERE, 'requests', count, promptLength);
-  const outputLength = readCount(WHERE, o, 'outputLength', 128, MAX_PROMPT_TOKENS);
-  const seed = readSeed(WHERE, o);
+  const outputLength = o.outputLength;
+  const seed = o.seed;
 
   const root = new SeededRandom(seed);
   const prefix = root.fork().tokens(prefixLength, VOCABULARY);

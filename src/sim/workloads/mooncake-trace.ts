@@ -4,8 +4,10 @@
  *
  * @module
  */
+
 import { readFile } from 'node:fs/promises';
 import { FleetRouteError, invalidArgument } from '../../core/errors.js';
+import { custom, integer, OptionTable } from '../../core/option-table.js';
 import { describe, fail, readInteger, readString } from '../../core/options.js';
 import type { SimRequest, Workload } from '../workload.js';
 import {
@@ -14,8 +16,6 @@ import {
   frozenWorkload,
   MAX_PROMPT_TOKENS,
   MAX_REQUESTS,
-  readCount,
-  readOptions,
   VOCABULARY,
 } from './support.js';
 
@@ -44,7 +44,16 @@ interface ResolvedOptions {
 }
 
 const WHERE = 'mooncake';
-const FIELDS = ['blockTokens', 'limit', 'name'] as const;
+/** @internal The trace reader's options. */
+export const MOONCAKE_OPTIONS = new OptionTable(WHERE, 'MooncakeTraceOptions', {
+  blockTokens: integer(512, 1, MAX_PROMPT_TOKENS),
+  limit: custom<number | undefined>(
+    undefined,
+    (field, value) => readInteger(field, value, MAX_REQUESTS, 1, MAX_REQUESTS),
+    'all',
+  ),
+  name: custom(WHERE, (field, value) => readString(field, value, 100), "`'mooncake'`"),
+});
 
 /**
  * Parses a Mooncake trace: JSON Lines, one record per line, such as
@@ -116,13 +125,7 @@ export async function readMooncakeTrace(
 }
 
 function resolveOptions(options: unknown): ResolvedOptions {
-  const o = readOptions(WHERE, options, FIELDS);
-  return {
-    blockTokens: readCount(WHERE, o, 'blockTokens', 512, MAX_PROMPT_TOKENS),
-    limit:
-      o.limit === undefined ? undefined : readCount(WHERE, o, 'limit', MAX_REQUESTS, MAX_REQUESTS),
-    name: o.name === undefined ? WHERE : readString(`${WHERE}.name`, o.name, 100),
-  };
+  return MOONCAKE_OPTIONS.read(options);
 }
 
 function parseResolved(text: unknown, options: ResolvedOptions): Workload {

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { integer, OptionTable } from '../../core/option-table.js';
 import { SeededRandom } from '../random.js';
 import type { SimRequest, Workload } from '../workload.js';
 import {
@@ -15,9 +16,6 @@ import {
   MAX_PROMPT_TOKENS,
   MAX_REQUESTS,
   MAX_STORED_TOKENS,
-  readCount,
-  readOptions,
-  readSeed,
   storedRequest,
   VOCABULARY,
 } from './support.js';
@@ -43,14 +41,15 @@ export interface MultiTurnChatOptions {
 }
 
 const WHERE = 'chat';
-const FIELDS = [
-  'users',
-  'rounds',
-  'systemPromptLength',
-  'questionLength',
-  'answerLength',
-  'seed',
-] as const;
+/** @internal The generator's options, in the order errors list them. */
+export const MULTI_TURN_CHAT_OPTIONS = new OptionTable(WHERE, 'MultiTurnChatOptions', {
+  users: integer(32, 1, VOCABULARY),
+  rounds: integer(8, 1, MAX_REQUESTS),
+  systemPromptLength: integer(1024, 1, MAX_PROMPT_TOKENS),
+  questionLength: integer(96, 1, MAX_PROMPT_TOKENS),
+  answerLength: integer(192, 1, MAX_PROMPT_TOKENS),
+  seed: integer(1, 0, 0xffff_ffff),
+});
 
 /**
  * Builds a multi-turn chat workload: `users × rounds` requests. The prompt of user `u` at
@@ -75,13 +74,13 @@ const FIELDS = [
  * @public
  */
 export function multiTurnChat(options: MultiTurnChatOptions = {}): Workload {
-  const o = readOptions(WHERE, options, FIELDS);
-  const systemPromptLength = readCount(WHERE, o, 'systemPromptLength', 1024, MAX_PROMPT_TOKENS);
-  const questionLength = readCount(WHERE, o, 'questionLength', 96, MAX_PROMPT_TOKENS);
+  const o = MULTI_TURN_CHAT_OPTIONS.read(options);
+  const systemPromptLength = o.systemPromptLength;
+  const questionLength = o.questionLength;
   ensurePromptFits(WHERE, 'questionLength', questionLength, systemPromptLength);
-  const answerLength = readCount(WHERE, o, 'answerLength', 192, MAX_PROMPT_TOKENS);
+  const answerLength = o.answerLength;
   const turn = questionLength + answerLength;
-  const users = readCount(WHERE, o, 'users', 32, VOCABULARY);
+  const users = o.users;
   ensureAtMost(
     WHERE,
     'users',
@@ -89,7 +88,7 @@ export function multiTurnChat(options: MultiTurnChatOptions = {}): Workload {
     Math.floor(MAX_STORED_TOKENS / (systemPromptLength + turn)),
     `at most ${formatCount(MAX_STORED_TOKENS)} tokens stored in all`,
   );
-  const rounds = readCount(WHERE, o, 'rounds', 8, MAX_REQUESTS);
+  const rounds = o.rounds;
   ensureAtMost(
     WHERE,
     'rounds',
@@ -103,7 +102,7 @@ export function multiTurnChat(options: MultiTurnChatOptions = {}): Workload {
       `${formatCount(MAX_PROMPT_TOKENS)} tokens per prompt and ` +
       `${formatCount(MAX_STORED_TOKENS)} tokens stored in all`,
   );
-  const seed = readSeed(WHERE, o);
+  const seed = o.seed;
 
   const root = new SeededRandom(seed);
   const system = root.fork().tokens(systemPromptLength, VOCABULARY);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { readBoolean } from '../../core/options.js';
+import { boolean, integer, OptionTable } from '../../core/option-table.js';
 import { SeededRandom } from '../random.js';
 import type { SimRequest, Workload } from '../workload.js';
 import {
@@ -18,9 +18,6 @@ import {
   MAX_PROMPT_TOKENS,
   MAX_REQUESTS,
   MAX_STORED_TOKENS,
-  readCount,
-  readOptions,
-  readSeed,
   storedRequest,
   tokensStartingWith,
   VOCABULARY,
@@ -49,15 +46,16 @@ export interface SharedPrefixOptions {
 }
 
 const WHERE = 'sharedPrefix';
-const FIELDS = [
-  'groups',
-  'promptsPerGroup',
-  'systemPromptLength',
-  'questionLength',
-  'outputLength',
-  'seed',
-  'shuffle',
-] as const;
+/** @internal The generator's options, in the order errors list them. */
+export const SHARED_PREFIX_OPTIONS = new OptionTable(WHERE, 'SharedPrefixOptions', {
+  groups: integer(64, 1, VOCABULARY),
+  promptsPerGroup: integer(16, 1, MAX_REQUESTS),
+  systemPromptLength: integer(2048, 1, MAX_PROMPT_TOKENS),
+  questionLength: integer(128, 1, MAX_PROMPT_TOKENS),
+  outputLength: integer(256, 1, MAX_PROMPT_TOKENS),
+  seed: integer(1, 0, 0xffff_ffff),
+  shuffle: boolean(true),
+});
 
 /** A prompt before it gets its place in the order. */
 interface Draft {
@@ -95,14 +93,14 @@ interface Draft {
  * @public
  */
 export function generatedSharedPrefix(options: SharedPrefixOptions = {}): Workload {
-  const o = readOptions(WHERE, options, FIELDS);
-  const systemPromptLength = readCount(WHERE, o, 'systemPromptLength', 2048, MAX_PROMPT_TOKENS);
-  const questionLength = readCount(WHERE, o, 'questionLength', 128, MAX_PROMPT_TOKENS);
+  const o = SHARED_PREFIX_OPTIONS.read(options);
+  const systemPromptLength = o.systemPromptLength;
+  const questionLength = o.questionLength;
   const promptLength = systemPromptLength + questionLength;
   ensurePromptFits(WHERE, 'questionLength', questionLength, systemPromptLength);
-  const groups = readCount(WHERE, o, 'groups', 64, VOCABULARY);
+  const groups = o.groups;
   ensureStoredFits(WHERE, 'groups', groups, promptLength);
-  const promptsPerGroup = readCount(WHERE, o, 'promptsPerGroup', 16, MAX_REQUESTS);
+  const promptsPerGroup = o.promptsPerGroup;
   ensureAtMost(
     WHERE,
     'promptsPerGroup',
@@ -114,9 +112,9 @@ export function generatedSharedPrefix(options: SharedPrefixOptions = {}): Worklo
     `${countOf(groups, 'group')} of ${formatCount(promptLength)}-token prompts; at most ` +
       `${formatCount(MAX_REQUESTS)} requests and ${formatCount(MAX_STORED_TOKENS)} tokens in all`,
   );
-  const outputLength = readCount(WHERE, o, 'outputLength', 256, MAX_PROMPT_TOKENS);
-  const seed = readSeed(WHERE, o);
-  const shuffle = readBoolean(`${WHERE}.shuffle`, o.shuffle, true);
+  const outputLength = o.outputLength;
+  const seed = o.seed;
+  const shuffle = o.shuffle;
 
   const root = new SeededRandom(seed);
   const firstRandom = root.fork();

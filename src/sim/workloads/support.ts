@@ -5,8 +5,7 @@
  * @module
  * @internal
  */
-import { invalidArgument } from '../../core/errors.js';
-import { fail, readInteger, readObject } from '../../core/options.js';
+import { fail } from '../../core/options.js';
 import type { SeededRandom } from '../random.js';
 import type { SimRequest, Workload } from '../workload.js';
 
@@ -21,42 +20,6 @@ export const MAX_PROMPT_TOKENS = 1_000_000;
 
 /** @internal Most prompt tokens a generated workload stores in all (1 GiB of `Uint32Array`). */
 export const MAX_STORED_TOKENS = 268_435_456;
-
-/**
- * @internal Reads `input` as an options object of `where` and rejects fields outside `allowed`.
- * @throws FleetRouteError `INVALID_ARGUMENT` when `input` is not an object or has an unknown field.
- */
-export function readOptions(
-  where: string,
-  input: unknown,
-  allowed: readonly string[],
-): Record<string, unknown> {
-  const o = readObject(where, input);
-  for (const key of Object.keys(o)) {
-    if (!allowed.includes(key)) {
-      throw invalidArgument(
-        `${where}.${key} is not an option of ${where} (options: ${allowed.join(', ')})`,
-      );
-    }
-  }
-  return o;
-}
-
-/** @internal A positive integer of at most `max`, or the fallback when undefined. */
-export function readCount(
-  where: string,
-  o: Record<string, unknown>,
-  key: string,
-  fallback: number,
-  max: number,
-): number {
-  return readInteger(`${where}.${key}`, o[key], fallback, 1, max);
-}
-
-/** @internal The `seed` option: an integer in [0, 2³² − 1], 1 when undefined. */
-export function readSeed(where: string, o: Record<string, unknown>): number {
-  return readInteger(`${where}.seed`, o.seed, 1, 0, 0xffff_ffff);
-}
 
 /**
  * @internal Throws `INVALID_ARGUMENT` naming `where.key` when `value` exceeds `max`, which a

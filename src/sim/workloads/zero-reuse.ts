@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { integer, OptionTable } from '../../core/option-table.js';
 import { SeededRandom } from '../random.js';
 import type { SimRequest, Workload } from '../workload.js';
 import {
@@ -11,9 +12,6 @@ import {
   ensureStoredFits,
   frozenWorkload,
   MAX_PROMPT_TOKENS,
-  readCount,
-  readOptions,
-  readSeed,
   storedRequest,
   tokensStartingWith,
   VOCABULARY,
@@ -36,7 +34,13 @@ export interface ZeroReuseOptions {
 }
 
 const WHERE = 'zeroReuse';
-const FIELDS = ['requests', 'promptLength', 'outputLength', 'seed'] as const;
+/** @internal The generator's options, in the order errors list them. */
+export const ZERO_REUSE_OPTIONS = new OptionTable(WHERE, 'ZeroReuseOptions', {
+  requests: integer(512, 1, VOCABULARY),
+  promptLength: integer(1024, 1, MAX_PROMPT_TOKENS),
+  outputLength: integer(128, 1, MAX_PROMPT_TOKENS),
+  seed: integer(1, 0, 0xffff_ffff),
+});
 
 /**
  * Builds a zero-reuse workload: fully random prompts with no routing key. No two prompts have
@@ -55,12 +59,12 @@ const FIELDS = ['requests', 'promptLength', 'outputLength', 'seed'] as const;
  * @public
  */
 export function zeroReuse(options: ZeroReuseOptions = {}): Workload {
-  const o = readOptions(WHERE, options, FIELDS);
-  const promptLength = readCount(WHERE, o, 'promptLength', 1024, MAX_PROMPT_TOKENS);
-  const count = readCount(WHERE, o, 'requests', 512, VOCABULARY);
+  const o = ZERO_REUSE_OPTIONS.read(options);
+  const promptLength = o.promptLength;
+  const count = o.requests;
   ensureStoredFits(WHERE, 'requests', count, promptLength);
-  const outputLength = readCount(WHERE, o, 'outputLength', 128, MAX_PROMPT_TOKENS);
-  const seed = readSeed(WHERE, o);
+  const outputLength = o.outputLength;
+  const seed = o.seed;
 
   const root = new SeededRandom(seed);
   const firsts = distinctTokens(root.fork(), count);
