@@ -63,15 +63,38 @@ export interface WorkerInfo {
   readonly circuitBreaker: CircuitBreakerSnapshot;
 }
 
-// Set by the `Worker` class's static block; read through `workerInternals`.
-let readSpec: (worker: Worker) => ResolvedWorkerSpec;
-let readRuntime: (worker: Worker) => WorkerRuntime;
-let newWorker: (
-  id: string,
-  revision: number,
-  spec: ResolvedWorkerSpec,
-  runtime: WorkerRuntime,
-) => Worker;
+/** @internal What {@link workerInternals} offers. */
+export interface WorkerInternals {
+  /** A new worker object (a registration, or a new revision sharing `runtime`). */
+  create(id: string, revision: number, spec: ResolvedWorkerSpec, runtime: WorkerRuntime): Worker;
+  /** The resolved spec this revision was built from. */
+  specOf(worker: Worker): ResolvedWorkerSpec;
+  /** The runtime shared across revisions. */
+  runtimeOf(worker: Worker): WorkerRuntime;
+  /**
+   * The registry-wide load group of the worker (its registry's: every worker's first group), or
+   * `undefined` before it joined one. Not a routing-state read.
+   */
+  registryGroupOf(worker: Worker): LoadCounter | undefined;
+}
+
+function unset(): never {
+  throw new Error('workerInternals used before the Worker class was defined');
+}
+
+/**
+ * @internal Privileged access to a worker's resolved spec and shared runtime, for the layers
+ * that own them (the registry mutates the runtime; candidate reads and leases read it). Not part
+ * of the public API: a caller that sets `routable` by hand would bypass the registry. An object
+ * rather than bare functions so tests can count the reads.
+ */
+export const workerInternals: WorkerInternals = {
+  // Filled in by the `Worker` class's static block, which alone can reach the private fields.
+  create: unset,
+  specOf: unset,
+  runtimeOf: unset,
+  registryGroupOf: unset,
+};
 
 /**
  * One model-server worker. Read-only to callers except for the documented counters
@@ -271,39 +294,13 @@ export class Worker {
   static {
     // The registry, the policies' candidate reads and the router reach a worker's spec and
     // runtime through `workerInternals` (below), never through the public class.
-    readSpec = (worker) => worker.#spec;
-    readRuntime = (worker) => worker.#runtime;
-    newWorker = (id, revision, spec, runtime) => new Worker(id, revision, spec, runtime);
+    workerInternals.create = (id, revision, spec, runtime) =>
+      new Worker(id, revision, spec, runtime);
+    workerInternals.specOf = (worker) => worker.#spec;
+    workerInternals.runtimeOf = (worker) => worker.#runtime;
+    workerInternals.registryGroupOf = (worker) => worker.#runtime.counters[0];
   }
 }
-
-/**
- * @internal Privileged access to a worker's resolved spec and shared runtime, for the layers
- * that own them (the registry mutates the runtime; candidate reads and leases read it). Not part
- * of the public API: a caller that sets `routable` by hand would bypass the registry. An object
- * rather than bare functions so tests can count the reads.
- */
-export const workerInternals = {
-  /** A new worker object (a registration, or a new revision sharing `runtime`). */
-  create(id: string, revision: number, spec: ResolvedWorkerSpec, runtime: WorkerRuntime): Worker {
-    return newWorker(id, revision, spec, runtime);
-  },
-  /** The resolved spec this revision was built from. */
-  specOf(worker: Worker): ResolvedWorkerSpec {
-    return readSpec(worker);
-  },
-  /** The runtime shared across revisions. */
-  runtimeOf(worker: Worker): WorkerRuntime {
-    return readRuntime(worker);
-  },
-  /**
-   * The registry-wide load group of the worker (its registry's: every worker's first group), or
-   * `undefined` before it joined one. Not a routing-state read.
-   */
-  registryGroupOf(worker: Worker): LoadCounter | undefined {
-    return readRuntime(worker).counters[0];
-  },
-};
 
 // Set by the `WorkerLease` class's static block.
 let newLease: (worker: Worker, state: LeaseState) => WorkerLease;
