@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { fmix32 } from './random.js';
 
 /**
  * The keys of the full `blockSize`-token blocks of `tokens` (a trailing partial block has none),
@@ -27,17 +28,7 @@ export function blockKeys(tokens: ArrayLike<number>, blockSize: number): Float64
       b = Math.imul(b ^ token, 0x5bd1e995);
       b ^= b >>> 15;
     }
-    keys[block] = (fmix(a) >>> 0) * 2_097_152 + (fmix(b ^ block) >>> 11);
+    keys[block] = fmix32(a) * 2_097_152 + (fmix32(b ^ block) >>> 11);
   }
   return keys;
-}
-
-/** murmur3's finaliser: spreads every input bit over the output. */
-function fmix(h: number): number {
-  let x = h;
-  x ^= x >>> 16;
-  x = Math.imul(x, 0x85ebca6b);
-  x ^= x >>> 13;
-  x = Math.imul(x, 0xc2b2ae35);
-  return x ^ (x >>> 16);
 }

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { FleetRouteError, invalidArgument } from '../../core/errors.js';
 import { custom, integer, OptionTable } from '../../core/option-table.js';
 import { describe, fail, readInteger, readString } from '../../core/options.js';
+import { fmix32 } from '../random.js';
 import type { SimRequest, Workload } from '../workload.js';
 import {
   countOf,
@@ -266,15 +267,4 @@ function traceTokens(seeds: Uint32Array, length: number, blockTokens: number): U
     for (let k = 0; k < head.length && base + k < end; k++) out[base + k] = head[k]!;
   }
   return out;
-}
-
-/** MurmurHash3's 32-bit finaliser: a bijection of 32-bit integers. */
-function fmix32(x: number): number {
-  let h = x;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }
