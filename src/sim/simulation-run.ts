@@ -12,8 +12,9 @@ import { blockKeys } from './block-keys.js';
 import { Engine, type EngineHooks, type Job } from './engine.js';
 import { EventQueue } from './event-queue.js';
 import { deliverLoads, LoadPolls } from './load-polls.js';
-import { percentiles, spread } from './metrics.js';
+import { PrecisionProbe } from './precision-probe.js';
 import type { PolicyRun } from './result.js';
+import { RunTally } from './run-tally.js';
 import type { RouterSide, SimRouters } from './sim-routers.js';
 import type { ResolvedSimulationOptions } from './simulation-options.js';
 import { Timeline } from './timeline.js';
@@ -51,21 +52,12 @@ export class SimulationRun {
   #inFlight = 0;
   #releases = 0;
   #completed = 0;
-  #unroutable = 0;
-  #sent = 0;
   #nextClosedLoop = 0;
   #samplesStarted = false;
-  #firstSend = Number.NaN;
-  #lastCompletion = 0;
-  #outputTokens = 0;
-  #routingMs = 0;
-  #consideredForPrecision = 0;
-  #precise = 0;
-  readonly #ttft: number[] = [];
-  readonly #routed: number[];
+  readonly #tally: RunTally;
   readonly #done: Uint8Array;
   readonly #parked = new Map<number, number[]>();
-  readonly #matches: Int32Array;
+  readonly #precision: PrecisionProbe;
   readonly #progressEvery: number;
 
   /** Builds the fleet and the arrival schedule of `o`; nothing runs until {@link run}. */
@@ -84,9 +76,9 @@ export class SimulationRun {
     this.#nextClosedLoop = o.arrivals.kind === 'closed_loop' ? this.#schedule.size : 0;
     this.#polls = o.loadPollIntervalMs > 0 ? new LoadPolls(o.loadPollIntervalMs) : undefined;
     this.#timeline = new Timeline(model.workers, o.sampleIntervalMs);
-    this.#routed = new Array<number>(model.workers).fill(0);
+    this.#tally = new RunTally(this.#total, model.workers);
     this.#done = new Uint8Array(this.#total);
-    this.#matches = new Int32Array(model.workers);
+    this.#precision = new PrecisionProbe(model.workers, model.blockSize, o.precision);
     this.#progressEvery = Math.max(1, Math.floor(this.#total / 100));
   }
 
@@ -137,38 +129,23 @@ export class SimulationRun {
     }
   }
 
-  /** What the run measured, once {@link run} has returned. O(requests + workers). */
+  /** What the run measured, once {@link run} has returned. O(requests log requests + workers). */
   result(): PolicyRun {
-    let cached = 0;
-    let prompt = 0;
+    let cachedTokens = 0;
+    let promptTokens = 0;
     for (const engine of this.#engines) {
-      cached += engine.cachedTokens;
-      prompt += engine.promptTokens;
+      cachedTokens += engine.cachedTokens;
+      promptTokens += engine.promptTokens;
     }
-    const total = this.#total;
-    const start = Number.isNaN(this.#firstSend) ? 0 : this.#firstSend;
-    const makespanMs = Math.max(0, this.#lastCompletion - start);
-    const served = total - this.#unroutable;
-    const load = spread(this.#routed);
-    const considered = this.#consideredForPrecision;
-    return {
+    return this.#tally.result({
       policy: this.#o.policy,
-      requests: total,
-      completed: served,
-      hitRate: prompt === 0 ? 0 : cached / prompt,
-      ttftMs: percentiles(this.#ttft),
-      throughput: {
-        requestsPerSecond: makespanMs === 0 ? 0 : served / (makespanMs / 1000),
-        outputTokensPerSecond: makespanMs === 0 ? 0 : this.#outputTokens / (makespanMs / 1000),
-      },
-      makespanMs,
-      load: { perWorker: this.#routed, maxOverMean: load.maxOverMean, cv: load.cv },
-      precision: considered === 0 ? undefined : this.#precise / considered,
-      routingMicrosPerRequest: this.#sent === 0 ? 0 : (this.#routingMs * 1000) / this.#sent,
+      cachedTokens,
+      promptTokens,
+      precision: this.#precision.value,
       timeline: { intervalMs: this.#timeline.intervalMs, inFlight: this.#timeline.series },
       eventsProcessed: this.#events,
       timestampOffsetMs: this.#schedule.offsetMs,
-    };
+    });
   }
 
   /** No request is on a worker or about to be sent: nothing changes until the next arrival. */
@@ -197,7 +174,7 @@ export class SimulationRun {
 
   #arrive(id: number): void {
     this.#send(id);
-    if (!this.#samplesStarted && !Number.isNaN(this.#firstSend)) {
+    if (!this.#samplesStarted && this.#tally.started) {
       this.#samplesStarted = true;
       this.#queue.push(this.#now, SAMPLE, 0);
     }
@@ -211,9 +188,7 @@ export class SimulationRun {
   #completedJob(job: Job, time: number): void {
     (job.handle as WorkerLease).release({ ok: true, status: 200 });
     this.#inFlight--;
-    this.#ttft.push(job.firstTokenAt - job.sentAt);
-    this.#outputTokens += job.request.outputLength;
-    this.#lastCompletion = time;
+    this.#tally.onComplete(time, job.sentAt, job.firstTokenAt, job.request.outputLength);
     this.#finish(job.request.id);
   }
 
@@ -247,28 +222,23 @@ export class SimulationRun {
       return;
     }
     const now = this.#now;
-    if (Number.isNaN(this.#firstSend)) this.#firstSend = now;
-    const side = this.#sides[this.#sent++ % this.#sides.length]!;
+    const side = this.#sides[this.#tally.sent % this.#sides.length]!;
     const tokens = promptOf(request, id);
     const keys = blockKeys(tokens, this.#o.fleet.blockSize);
-    const best = this.#o.precision ? this.#longestMatch(keys, request.promptLength) : 0;
+    const best = this.#precision.measure(keys, request.promptLength, this.#engines);
     const selectRequest =
       request.routingKey === undefined ? { tokens } : { tokens, routingKey: request.routingKey };
     const started = performance.now();
     const lease = side.router.select(selectRequest);
-    this.#routingMs += performance.now() - started;
+    const routingMs = performance.now() - started;
     const worker = lease === undefined ? undefined : this.#workerOf.get(lease.worker.url);
+    this.#tally.onSend(now, routingMs, worker);
     if (lease === undefined || worker === undefined) {
       lease?.release();
-      this.#unroutable++;
       this.#finish(id);
       return;
     }
-    if (best > 0) {
-      this.#consideredForPrecision++;
-      if (this.#matches[worker] === best) this.#precise++;
-    }
-    this.#routed[worker]!++;
+    this.#precision.record(best, worker);
     this.#inFlight++;
     this.#engines[worker]!.submit(
       {
@@ -286,18 +256,5 @@ export class SimulationRun {
       },
       now,
     );
-  }
-
-  /** Blocks of the longest cached prefix of `keys` on any worker; fills `#matches` per worker. */
-  #longestMatch(keys: Float64Array, promptLength: number): number {
-    const blockSize = this.#o.fleet.blockSize;
-    const limit = Math.min(keys.length, Math.floor((promptLength - 1) / blockSize));
-    let best = 0;
-    for (let w = 0; w < this.#engines.length; w++) {
-      const m = this.#engines[w]!.cache.match(keys, limit);
-      this.#matches[w] = m;
-      if (m > best) best = m;
-    }
-    return best;
   }
 }

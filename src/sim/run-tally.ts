@@ -1,0 +1,101 @@
+/**
+ * `RunTally`: what one simulation run counts as it goes — sends, completions, routing time, time
+ * to first token — and the {@link PolicyRun} assembled from it at the end.
+ *
+ * @module
+ * @internal
+ */
+import { percentiles, spread } from './metrics.js';
+import type { PolicyRun } from './result.js';
+
+/** @internal What the run knows only at the end, handed to {@link RunTally.result}. */
+export interface RunEnd {
+  readonly policy: string;
+  /** Prompt tokens served from the workers' caches, and all prompt tokens admitted. */
+  readonly cachedTokens: number;
+  readonly promptTokens: number;
+  readonly precision: number | undefined;
+  readonly timeline: PolicyRun['timeline'];
+  readonly eventsProcessed: number;
+  readonly timestampOffsetMs: number;
+}
+
+/**
+ * @internal Counters of one run. Each `on…` method is O(1) and allocates nothing beyond the one
+ * time-to-first-token slot; {@link result} is O(requests log requests + workers).
+ */
+export class RunTally {
+  readonly #requests: number;
+  readonly #routed: number[];
+  readonly #ttft: number[] = [];
+  #sent = 0;
+  #unroutable = 0;
+  #routingMs = 0;
+  #firstSend = Number.NaN;
+  #lastCompletion = 0;
+  #outputTokens = 0;
+
+  /** A run of `requests` requests over `workers` workers. */
+  constructor(requests: number, workers: number) {
+    this.#requests = requests;
+    this.#routed = new Array<number>(workers).fill(0);
+  }
+
+  /** Routing decisions taken so far (routed or not). */
+  get sent(): number {
+    return this.#sent;
+  }
+
+  /** Whether any request has been sent yet. */
+  get started(): boolean {
+    return !Number.isNaN(this.#firstSend);
+  }
+
+  /**
+   * A routing decision at simulated time `now` took `routingMs` of wall-clock time and chose
+   * `worker` (`undefined`: no worker could take the request).
+   */
+  onSend(now: number, routingMs: number, worker: number | undefined): void {
+    if (Number.isNaN(this.#firstSend)) this.#firstSend = now;
+    this.#sent++;
+    this.#routingMs += routingMs;
+    if (worker === undefined) this.#unroutable++;
+    else this.#routed[worker]!++;
+  }
+
+  /** A request sent at `sentAt` gave its first token at `firstTokenAt` and completed at `now`. */
+  onComplete(now: number, sentAt: number, firstTokenAt: number, outputTokens: number): void {
+    this.#ttft.push(firstTokenAt - sentAt);
+    this.#outputTokens += outputTokens;
+    this.#lastCompletion = now;
+  }
+
+  /** The run's outcome: the counters here plus what only the run knows (`end`). */
+  result(end: RunEnd): PolicyRun {
+    const total = this.#requests;
+    const start = Number.isNaN(this.#firstSend) ? 0 : this.#firstSend;
+    const makespanMs = Math.max(0, this.#lastCompletion - start);
+    const served = total - this.#unroutable;
+    const perSecond = (count: number): number =>
+      makespanMs === 0 ? 0 : count / (makespanMs / 1000);
+    const load = spread(this.#routed);
+    return {
+      policy: end.policy,
+      requests: total,
+      completed: served,
+      hitRate: end.promptTokens === 0 ? 0 : end.cachedTokens / end.promptTokens,
+      ttftMs: percentiles(this.#ttft),
+      throughput: {
+        requestsPerSecond: perSecond(served),
+        outputTokensPerSecond: perSecond(this.#outputTokens),
+      },
+      makespanMs,
+      load: { perWorker: this.#routed, maxOverMean: load.maxOverMean, cv: load.cv },
+      precision: end.precision,
+      routingMicrosPerRequest: this.#sent === 0 ? 0 : (this.#routingMs * 1000) / this.#sent,
+      timeline: end.timeline,
+      eventsProcessed: end.eventsProcessed,
+      timestampOffsetMs: end.timestampOffsetMs,
+    };
+  }
+}
