@@ -68,7 +68,7 @@ export function integer(
   max: number,
   doc?: string,
 ): OptionSpec<number> {
-  return spec(fallback, (field, value, d) => readInteger(field, value, d, min, max), doc);
+  return custom(fallback, (field, value, d) => readInteger(field, value, d, min, max), doc);
 }
 
 /** @internal A finite number option in [min, max]. */
@@ -78,7 +78,7 @@ export function number(
   max: number,
   doc?: string,
 ): OptionSpec<number> {
-  return spec(fallback, (field, value, d) => readNumber(field, value, d, min, max), doc);
+  return custom(fallback, (field, value, d) => readNumber(field, value, d, min, max), doc);
 }
 
 /** @internal A duration in ms, an integer in [min, {@link MAX_TIMER_MS}]. */
@@ -87,12 +87,16 @@ export function duration(
   min = 1,
   doc?: string,
 ): OptionSpec<number> {
-  return spec(fallback, (field, value, d) => readInteger(field, value, d, min, MAX_TIMER_MS), doc);
+  return custom(
+    fallback,
+    (field, value, d) => readInteger(field, value, d, min, MAX_TIMER_MS),
+    doc,
+  );
 }
 
 /** @internal A boolean option. */
 export function boolean(fallback: boolean, doc?: string): OptionSpec<boolean> {
-  return spec(fallback, (field, value, d) => readBoolean(field, value, d), doc);
+  return custom(fallback, (field, value, d) => readBoolean(field, value, d), doc);
 }
 
 /** @internal One of `allowed`. */
@@ -101,7 +105,7 @@ export function oneOf<T extends string>(
   fallback: T,
   doc?: string,
 ): OptionSpec<T> {
-  return spec(fallback, (field, value, d) => readEnum(field, value, allowed, d), doc);
+  return custom(fallback, (field, value, d) => readEnum(field, value, allowed, d), doc);
 }
 
 /** @internal A function option (absent: `fallback`). */
@@ -110,7 +114,7 @@ export function callback<F extends (...args: never[]) => unknown>(
   fallback: F | undefined,
   doc: string,
 ): OptionSpec<F | undefined> {
-  return spec<F | undefined>(
+  return custom<F | undefined>(
     fallback,
     (field, value) => {
       if (typeof value !== 'function') fail(field, rule, value);
@@ -130,19 +134,6 @@ export function custom<T>(
     resolved: Readonly<Record<string, unknown>>,
   ) => T,
   doc?: string,
-): OptionSpec<T> {
-  return spec(fallback, read, doc);
-}
-
-function spec<T>(
-  fallback: OptionSpec<T>['fallback'],
-  read: (
-    field: string,
-    value: unknown,
-    fallback: T,
-    resolved: Readonly<Record<string, unknown>>,
-  ) => T,
-  doc: string | undefined,
 ): OptionSpec<T> {
   return doc === undefined ? { fallback, read } : { fallback, read, doc };
 }
