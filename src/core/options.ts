@@ -41,11 +41,7 @@ export function readNumber(
   min = 0,
   max = Number.MAX_VALUE,
 ): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-    fail(field, `a finite number between ${min} and ${max}`, value);
-  }
-  return value;
+  return readBounded(field, value, fallback, min, max, Number.isFinite, 'a finite number');
 }
 
 /** @internal An integer within [min, max], or the fallback when undefined. */
@@ -56,9 +52,21 @@ export function readInteger(
   min = 0,
   max = Number.MAX_SAFE_INTEGER,
 ): number {
+  return readBounded(field, value, fallback, min, max, Number.isInteger, 'an integer');
+}
+
+function readBounded(
+  field: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max: number,
+  kind: (n: number) => boolean,
+  noun: string,
+): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    fail(field, `an integer between ${min} and ${max}`, value);
+  if (typeof value !== 'number' || !kind(value) || value < min || value > max) {
+    fail(field, `${noun} between ${min} and ${max}`, value);
   }
   return value;
 }
