@@ -21,48 +21,43 @@ import { PREFIX_HASH_OPTIONS, type PrefixHashConfig, PrefixHashPolicy } from './
 import { RANDOM_OPTIONS, type RandomConfig, RandomPolicy } from './random.js';
 import { ROUND_ROBIN_OPTIONS, type RoundRobinConfig, RoundRobinPolicy } from './round-robin.js';
 
+/** What the list of policies needs of a policy's option table. */
+interface PolicyOptionsInfo {
+  /** The config type whose TSDoc documents the options. */
+  readonly documentedBy: string;
+  /** Whether the policy has the option `key`. */
+  has(key: string): boolean;
+}
+
+/** One entry of {@link POLICIES}: the policy's factory, and its option table. */
+function policy<C, P extends Policy>(
+  create: (config: C) => P,
+  options: PolicyOptionsInfo,
+): { readonly create: (config: C) => P; readonly options: PolicyOptionsInfo } {
+  return { create, options };
+}
+
 /**
  * Every policy, by name: how to build it and its option table. The one list of policies: the
  * names, the config and class maps, and which policies read load reports all derive from it. In
  * display order (the simulator's table lists them so).
  */
 const POLICIES = {
-  random: { create: (c: RandomConfig) => new RandomPolicy(c), options: RANDOM_OPTIONS },
-  round_robin: {
-    create: (c: RoundRobinConfig) => new RoundRobinPolicy(c),
-    options: ROUND_ROBIN_OPTIONS,
-  },
-  power_of_two: {
-    create: (c: PowerOfTwoConfig) => new PowerOfTwoPolicy(c),
-    options: POWER_OF_TWO_OPTIONS,
-  },
-  least_load: {
-    create: (c: LeastLoadConfig) => new LeastLoadPolicy(c),
-    options: LEAST_LOAD_OPTIONS,
-  },
-  consistent_hashing: {
-    create: (c: ConsistentHashingConfig) => new ConsistentHashingPolicy(c),
-    options: CONSISTENT_HASHING_OPTIONS,
-  },
-  prefix_hash: {
-    create: (c: PrefixHashConfig) => new PrefixHashPolicy(c),
-    options: PREFIX_HASH_OPTIONS,
-  },
-  manual: { create: (c: ManualConfig) => new ManualPolicy(c), options: MANUAL_OPTIONS },
-  bucket: { create: (c: BucketConfig) => new BucketPolicy(c), options: BUCKET_OPTIONS },
-  cache_aware: {
-    create: (c: CacheAwareConfig) => new CacheAwarePolicy(c),
-    options: CACHE_AWARE_OPTIONS,
-  },
-  passthrough: {
-    create: (c: PassthroughConfig) => new PassthroughPolicy(c),
-    options: PASSTHROUGH_OPTIONS,
-  },
+  random: policy((c: RandomConfig) => new RandomPolicy(c), RANDOM_OPTIONS),
+  round_robin: policy((c: RoundRobinConfig) => new RoundRobinPolicy(c), ROUND_ROBIN_OPTIONS),
+  power_of_two: policy((c: PowerOfTwoConfig) => new PowerOfTwoPolicy(c), POWER_OF_TWO_OPTIONS),
+  least_load: policy((c: LeastLoadConfig) => new LeastLoadPolicy(c), LEAST_LOAD_OPTIONS),
+  consistent_hashing: policy(
+    (c: ConsistentHashingConfig) => new ConsistentHashingPolicy(c),
+    CONSISTENT_HASHING_OPTIONS,
+  ),
+  prefix_hash: policy((c: PrefixHashConfig) => new PrefixHashPolicy(c), PREFIX_HASH_OPTIONS),
+  manual: policy((c: ManualConfig) => new ManualPolicy(c), MANUAL_OPTIONS),
+  bucket: policy((c: BucketConfig) => new BucketPolicy(c), BUCKET_OPTIONS),
+  cache_aware: policy((c: CacheAwareConfig) => new CacheAwarePolicy(c), CACHE_AWARE_OPTIONS),
+  passthrough: policy((c: PassthroughConfig) => new PassthroughPolicy(c), PASSTHROUGH_OPTIONS),
 } as const satisfies {
-  readonly [N in PolicyName]: {
-    readonly create: (config: never) => Policy & { readonly name: N };
-    readonly options: { readonly documentedBy: string; has(key: string): boolean };
-  };
+  readonly [N in PolicyName]: { readonly create: (config: never) => Policy & { readonly name: N } };
 };
 
 /** The config type of each policy name. @public */

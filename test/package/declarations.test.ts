@@ -2,10 +2,10 @@
  * The published declarations carry the public API and nothing else. They are built here the way
  * `npm run build` builds them (the same tsup entries, `@internal` stripped), into a temporary
  * folder, and searched for every internal name: a name declared in a module marked
- * `@module @internal`, or a member marked `@internal`, that is not also a public export.
+ * `@module @internal`, or a member marked `@internal`, that is not also a public export. They must
+ * also compile on their own: a public type that refers to a stripped one breaks them.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'tsup';
@@ -122,7 +122,8 @@ describe('published declarations', { timeout: 120_000 }, () => {
   const declared = new Set<string>();
 
   beforeAll(async () => {
-    outDir = mkdtempSync(join(tmpdir(), 'fleetroute-dts-'));
+    // Inside the project, so the declarations resolve their dependencies' types from node_modules.
+    outDir = mkdtempSync(join(ROOT, 'node_modules', '.fleetroute-dts-'));
     const library = (Array.isArray(config) ? config[0] : config) as Parameters<typeof build>[0];
     await build({
       ...library,
@@ -161,6 +162,30 @@ describe('published declarations', { timeout: 120_000 }, () => {
     const leaked = internal.filter((name) => declared.has(name));
     expect(leaked).toEqual([]);
     expect(declarations).not.toContain('@internal');
+  });
+
+  it('compile on their own: no public type refers to a stripped internal one', () => {
+    const files = readdirSync(outDir)
+      .filter((name) => name.endsWith('.d.ts') || name.endsWith('.d.cts'))
+      .map((name) => join(outDir, name));
+    const program = ts.createProgram(files, {
+      noEmit: true,
+      strict: true,
+      skipLibCheck: false,
+      types: [],
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+    });
+    const problems = ts
+      .getPreEmitDiagnostics(program)
+      .filter((d) => d.file?.fileName.startsWith(outDir) === true)
+      .map((d) => {
+        const { line } = d.file!.getLineAndCharacterOfPosition(d.start ?? 0);
+        const where = `${d.file!.fileName.slice(outDir.length + 1)}:${line + 1}`;
+        return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+      });
+    expect(problems).toEqual([]);
   });
 
   it('give the classes users must not construct a private constructor', () => {
