@@ -18,11 +18,12 @@ import { Worker, workerInternals } from './worker.js';
  * - `totalLoad()` and `loadBounds()`: the list's in-flight total and the lowest and highest
  *   in-flight count of its available workers — O(groups) for a registry array (kept by leases
  *   and status changes), O(n) for another list.
- * - `version`: moves whenever a member becomes available or unavailable, joins or leaves — for
+ * - `version`: moves whenever a member becomes available or unavailable, ready or not (a status
+ *   change of a worker whose breaker is open), joins or leaves — for
  *   a registry array, only when that happens in the groups the array is made of (another model,
  *   another registry never moves it); for another list, when it happens in the registries its
- *   workers belong to. Values derived from "which candidates can take a request" are cached
- *   against it.
+ *   workers belong to. Values derived from "which candidates can take a request" or "which are
+ *   ready" are cached against it.
  * - `indexOf(url)`, `byUrlOrId(key)`: positions and lookups, built on first use (O(n) once).
  * - `ring()`: the registry's hash ring over exactly these workers, when the list is one of the
  *   registry's; `undefined` otherwise (a policy then builds its own).

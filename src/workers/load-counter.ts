@@ -70,8 +70,9 @@ export class LoadCounter {
   /** In-flight counts of the group's available workers, kept by each worker's runtime. */
   readonly histogram = new LoadHistogram();
   /**
-   * +1 whenever a member becomes available or unavailable, joins or leaves: values derived from
-   * "which of the group's workers can take a request" are cached against it. Only this group's
+   * +1 whenever a member becomes available or unavailable, ready or not, joins or leaves: values
+   * derived from "which of the group's workers can take a request" (or "are ready") are cached
+   * against it. Only this group's
    * changes move it (never another registry's, never another model's).
    */
   version = 0;

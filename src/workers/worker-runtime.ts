@@ -24,6 +24,9 @@ export class WorkerRuntime {
   // it is not available) and the groups, so a change moves it exactly once.
   #histLevel = -1;
   #histGroups: readonly LoadCounter[] = NO_COUNTERS;
+  // `routable` as the groups' versions last saw it: readiness moves them too (a policy's cached
+  // figure over the ready members must notice a breaker-open worker leaving ready).
+  #histRoutable = false;
   /** `live && status === 'ready'`, kept by the setters so hot paths read one field. */
   routable: boolean;
   processed = 0;
@@ -108,25 +111,27 @@ export class WorkerRuntime {
 
   /**
    * Moves this worker to its current level in its current groups' load histograms, and moves
-   * the version of every group whose set of available workers changed (this worker became
-   * available or unavailable, or joined or left the group).
+   * the version of every group whose set of available or of ready workers changed (this worker
+   * became available or unavailable, ready or not, or joined or left the group).
    */
   #resync(): void {
-    const level = this.routable && this.#breakerClosed ? this.#load : -1;
+    const routable = this.routable;
+    const level = routable && this.#breakerClosed ? this.#load : -1;
     const groups = this.#counters;
     const before = this.#histLevel;
     const previous = this.#histGroups;
-    if (level === before && groups === previous) return;
+    if (level === before && groups === previous && routable === this.#histRoutable) return;
     if (before >= 0)
       for (let i = 0; i < previous.length; i++) previous[i]!.histogram.remove(before);
     if (level >= 0) for (let i = 0; i < groups.length; i++) groups[i]!.histogram.add(level);
     if (groups !== previous) {
       for (let i = 0; i < previous.length; i++) previous[i]!.version++;
       for (let i = 0; i < groups.length; i++) groups[i]!.version++;
-    } else if (before < 0 !== level < 0) {
+    } else if (before < 0 !== level < 0 || routable !== this.#histRoutable) {
       for (let i = 0; i < groups.length; i++) groups[i]!.version++;
     }
     this.#histLevel = level;
     this.#histGroups = groups;
+    this.#histRoutable = routable;
   }
 }

@@ -52,6 +52,24 @@ describe('CandidateView of a registry array', () => {
     expect(view.version).not.toBe(afterStatus); // a breaker that opens makes it unavailable too
   });
 
+  it('moves its version when a member whose breaker is open leaves or rejoins ready', async () => {
+    // Unavailable before and after, but no longer ready: a figure over the ready members (the
+    // least_load nominal throughput) must be recomputed.
+    const registry = await registryWith({ 'http://a:1': ['m'], 'http://b:1': ['m'] });
+    const view = viewOf(registry.getByModel('m'));
+    const a = registry.getByUrl('http://a:1')!;
+    a.circuitBreaker.forceOpen();
+    const open = view.version;
+    await registry.transitionStatus(a.id, 'not_ready');
+    const notReady = view.version;
+    expect(notReady).not.toBe(open);
+    await registry.transitionStatus(a.id, 'ready');
+    const ready = view.version;
+    expect(ready).not.toBe(notReady);
+    a.acquire().release();
+    expect(view.version).toBe(ready); // in-flight changes are not membership changes
+  });
+
   it('gives the registry’s ring while the array is current, and none once it is stale', async () => {
     const registry = await registryWith({ 'http://a:1': ['m'], 'http://b:1': ['n'] });
     const stale = registry.getByModel('m');
