@@ -6,7 +6,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Flag } from '../../src/cli/flags.js';
-import { type CommandIo, run } from '../../src/cli/main.js';
 import { ARRIVAL_FLAGS, GENERATOR_FLAGS, SIMULATE_FLAGS } from '../../src/cli/simulate-flags.js';
 import { parseSimulateArgs } from '../../src/cli/simulate-options.js';
 import {
@@ -19,6 +18,7 @@ import {
   zeroReuse,
 } from '../../src/sim/index.js';
 import { resolveSimulationOptions } from '../../src/sim/simulation-options.js';
+import { runCli } from '../support/cli.js';
 
 const TRACE = join(process.cwd(), 'test/sim/fixtures/mooncake-sample.jsonl');
 const NAMES = Object.keys(SIMULATE_FLAGS) as (keyof typeof SIMULATE_FLAGS)[];
@@ -29,22 +29,7 @@ const GENERATORS: Readonly<Record<string, (options: object) => Workload>> = {
   'zero-reuse': zeroReuse,
 };
 
-async function cli(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const io: CommandIo = {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    interactive: false,
-    cwd: process.cwd(),
-  };
-  const code = await run(args, io);
-  return { code, stdout, stderr };
-}
+const cli = (...args: string[]) => runCli(process.cwd(), ...args);
 
 /** One flag's text in the help: its line and the lines that continue it, joined. */
 function helpOf(help: string, name: string): string {

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CommandIo, run } from '../../src/cli/main.js';
 import { DEFAULT_POLICIES } from '../../src/sim/index.js';
+import { runCli } from '../support/cli.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -19,22 +19,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function cli(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const io: CommandIo = {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    interactive: false,
-    cwd: dir,
-  };
-  const code = await run(args, io);
-  return { code, stdout, stderr };
-}
+const cli = (...args: string[]) => runCli(dir, ...args);
 
 const SMALL = ['--groups', '4', '--prompts-per-group', '4', '--workers', '2'];
 

@@ -4,33 +4,12 @@
  */
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  backoffDelay,
-  FleetRouteError,
-  Router,
-  type Worker,
-  WorkerRegistry,
-} from '../../src/index.js';
+import { backoffDelay, FleetRouteError, type Worker } from '../../src/index.js';
 import { resolveRetryConfig } from '../../src/resilience/retry-config.js';
 import { retryAfterMs } from '../../src/router/retry.js';
+import { routerFleet } from '../support/router-fleet.js';
 
-const transport = { probe: async () => true };
-
-async function fleet(n: number, options: object = {}) {
-  const registry = await WorkerRegistry.create({ defaultStatus: 'ready', clock: () => Date.now() });
-  for (let i = 0; i < n; i++) await registry.register({ url: `http://w${i}:8000`, models: ['m'] });
-  const router = new Router({
-    registry,
-    transport,
-    health: false,
-    loadPolling: false,
-    policy: 'round_robin',
-    random: () => 0.5,
-    ...options,
-  });
-  router.start();
-  return { registry, router, workers: registry.getByModel('m') };
-}
+const fleet = routerFleet;
 
 describe('Router.execute', () => {
   beforeEach(() => {

@@ -14,24 +14,10 @@ import {
   WorkerRegistry,
 } from '../../src/index.js';
 import { throwsCode } from '../support/fixtures.js';
+import { routerFleet } from '../support/router-fleet.js';
 
 const transport = { probe: async () => true };
-
-async function fleet(n: number, retry: RouterRetryConfig = {}) {
-  const registry = await WorkerRegistry.create({ defaultStatus: 'ready', clock: () => Date.now() });
-  for (let i = 0; i < n; i++) await registry.register({ url: `http://w${i}:8000`, models: ['m'] });
-  const router = new Router({
-    registry,
-    transport,
-    health: false,
-    loadPolling: false,
-    policy: 'round_robin',
-    random: () => 0.5,
-    retry,
-  });
-  router.start();
-  return { registry, router, workers: registry.getByModel('m') };
-}
+const fleet = (n: number, retry: RouterRetryConfig = {}) => routerFleet(n, { retry });
 
 /** An answer per attempt: a status, or an error to throw. */
 type Script = readonly (number | Error)[];
