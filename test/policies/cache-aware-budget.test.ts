@@ -4,30 +4,10 @@
  * first, the trees of listed models survive a flood, and an emptied tree leaves nothing behind.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  type CacheAwareStats,
-  createPolicy,
-  type Worker,
-  WorkerRegistry,
-} from '../../src/index.js';
+import { createPolicy, type Worker, WorkerRegistry } from '../../src/index.js';
+import { TREE_CHARGE } from '../../src/policies/cache-aware/model-caches.js';
 import { cacheAwareModelCount, cacheAwareTreeOf } from '../../src/policies/cache-aware.js';
-import { throwsCode } from '../support/fixtures.js';
-
-/** Units a tree counts on top of its contents (src/policies/support/model-caches.ts). */
-const TREE_CHARGE = 512;
-
-/** `length` pseudo-random letters; different seeds share no prefix beyond chance. */
-function essay(seed: number, length = 200): string {
-  let state = (seed * 2_654_435_761) >>> 0 || 1;
-  let out = '';
-  for (let i = 0; i < length; i++) {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    out += String.fromCharCode(97 + ((state >>> 0) % 26));
-  }
-  return out;
-}
+import { essay, recountCacheAwareTotal, throwsCode } from '../support/fixtures.js';
 
 /** A registry with `named` workers serving `models` explicitly and `wildcards` serving any. */
 async function fleet(
@@ -43,11 +23,6 @@ async function fleet(
   for (let i = 0; i < wildcards; i++)
     any.push(await registry.register({ url: `http://any-${i}:8000` }));
   return { registry, named: listed, wildcards: any };
-}
-
-/** The total recounted from the listed trees: each tree's size, 512 units and its model's length. */
-function recount(stats: CacheAwareStats): number {
-  return stats.trees.reduce((sum, t) => sum + t.size + TREE_CHARGE + t.model.length, 0);
 }
 
 describe('cache_aware: one budget for all trees (maxTotalSize)', () => {
@@ -71,7 +46,7 @@ describe('cache_aware: one budget for all trees (maxTotalSize)', () => {
 
     const stats = policy.stats();
     expect(stats.totalSize).toBeLessThanOrEqual(budget);
-    expect(stats.totalSize).toBe(recount(stats));
+    expect(stats.totalSize).toBe(recountCacheAwareTotal(stats));
     expect(stats.trees.length).toBeLessThanOrEqual(budget / TREE_CHARGE);
     expect(peakTrees).toBeLessThanOrEqual(budget / TREE_CHARGE);
     expect(cacheAwareModelCount(policy)).toBe(new Set(stats.trees.map((t) => t.model)).size);
@@ -188,7 +163,7 @@ describe('cache_aware: an emptied tree is dropped', () => {
   it('removing the only worker of a tree drops the tree and its model entry', async () => {
     const { registry, named } = await fleet(1, 0, ['m']);
     const policy = createPolicy('cache_aware');
-    policy.select(registry.getByModel('m'), { model: 'm', text: essay(1) });
+    policy.select(registry.getByModel('m'), { model: 'm', text: essay(1, 200) });
     expect(policy.stats().trees).toHaveLength(1);
 
     policy.removeWorker(named[0]!.url);

@@ -11,6 +11,7 @@ import {
   WorkerRegistry,
 } from '../../src/index.js';
 import { cacheAwareTreeOf } from '../../src/policies/cache-aware.js';
+import { essay } from '../support/fixtures.js';
 import { buildFleet } from '../support/policy-contract.js';
 
 const ready = { status: 'ready', open: false, removed: false, load: 0 } as const;
@@ -19,19 +20,6 @@ const fleet = (n: number) => buildFleet(Array.from({ length: n }, () => ready));
 /** Gives `worker` exactly `n` leases in flight. */
 function load(worker: Worker, n: number): WorkerLease[] {
   return Array.from({ length: n }, () => worker.acquire());
-}
-
-/** `length` pseudo-random letters; different seeds share no prefix beyond chance. */
-function essay(seed: number, length = 400): string {
-  let state = (seed * 2_654_435_761) >>> 0 || 1;
-  let out = '';
-  for (let i = 0; i < length; i++) {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    out += String.fromCharCode(97 + ((state >>> 0) % 26));
-  }
-  return out;
 }
 
 describe('cache_aware: prefix affinity', () => {

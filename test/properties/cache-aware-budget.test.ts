@@ -16,8 +16,8 @@ import {
 } from '../../src/index.js';
 import { cacheAwareModelCount } from '../../src/policies/cache-aware.js';
 import { runs } from '../helpers/fc-settings.js';
+import { recountCacheAwareTotal } from '../support/fixtures.js';
 
-const TREE_CHARGE = 512;
 /** Models some worker lists (`''`: requests without a model, which count as listed). */
 const LISTED = ['', 'a', 'b'] as const;
 /** Models only wildcard workers serve. */
@@ -58,10 +58,6 @@ function prompt(i: number): string {
 
 function tokensOf(text: string): number[] {
   return Array.from(text, (c) => c.charCodeAt(0));
-}
-
-function recount(stats: CacheAwareStats): number {
-  return stats.trees.reduce((sum, t) => sum + t.size + TREE_CHARGE + t.model.length, 0);
 }
 
 function listedSizes(stats: CacheAwareStats): Map<string, number> {
@@ -125,7 +121,9 @@ describe('cache_aware budget properties', () => {
                 break;
             }
             const stats = policy.stats();
-            expect(stats.totalSize, 'the total is every tree plus its charge').toBe(recount(stats));
+            expect(stats.totalSize, 'the total is every tree plus its charge').toBe(
+              recountCacheAwareTotal(stats),
+            );
             expect(stats.totalSize, 'the total stays within the budget').toBeLessThanOrEqual(
               budget,
             );

@@ -1,15 +1,17 @@
 /**
  * Shared arrange helpers for the unit and scenario tests: a registry that records its events,
- * a hand-driven clock, and assertions for `FleetRouteError` codes.
+ * a hand-driven clock, assertions for `FleetRouteError` codes, and prompt text.
  */
 import { expect } from 'vitest';
 import {
+  type CacheAwareStats,
   FleetRouteError,
   type FleetRouteErrorCode,
   type WorkerEvent,
   WorkerRegistry,
   type WorkerRegistryOptions,
 } from '../../src/index.js';
+import { TREE_CHARGE } from '../../src/policies/cache-aware/model-caches.js';
 
 /** A clock the test moves by hand: `clock.now += 1000`. */
 export interface FakeClock {
@@ -123,4 +125,25 @@ export function expectConsistent(registry: WorkerRegistry): void {
 
 function sortedUrls(workers: readonly { readonly url: string }[]): string[] {
   return workers.map((w) => w.url).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** `length` pseudo-random letters (xorshift32); different seeds share no prefix beyond chance. */
+export function essay(seed: number, length = 400): string {
+  let state = (seed * 2_654_435_761) >>> 0 || 1;
+  let out = '';
+  for (let i = 0; i < length; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    out += String.fromCharCode(97 + ((state >>> 0) % 26));
+  }
+  return out;
+}
+
+/**
+ * The total a `cache_aware` policy's budget counts, recounted from its trees: each tree's size
+ * plus its fixed charge and its model's length.
+ */
+export function recountCacheAwareTotal(stats: CacheAwareStats): number {
+  return stats.trees.reduce((sum, t) => sum + t.size + TREE_CHARGE + t.model.length, 0);
 }
