@@ -76,9 +76,24 @@ export class Engine {
     return this.#running.length;
   }
 
-  /** Queues a job sent at `now`; starts a step at once if the worker is idle. */
-  submit(job: Job, now: number): void {
-    this.#waiting.push(job);
+  /**
+   * Queues `request` (its block `keys`, and the caller's `handle`, given back at completion), sent
+   * at `now`; starts a step at once if the worker is idle.
+   */
+  submit(request: SimRequest, keys: Float64Array, handle: unknown, now: number): void {
+    this.#waiting.push({
+      request,
+      keys,
+      sentAt: now,
+      handle,
+      cachedTokens: 0,
+      prefillLeft: 0,
+      decodeLeft: 0,
+      decoding: false,
+      firstTokenAt: 0,
+      pinned: [],
+      privateBlocks: 0,
+    });
     if (!this.#busy) this.#startStep(now);
   }
 

@@ -240,21 +240,6 @@ export class SimulationRun {
     }
     this.#precision.record(best, worker);
     this.#inFlight++;
-    this.#engines[worker]!.submit(
-      {
-        request,
-        keys,
-        sentAt: now,
-        handle: lease,
-        cachedTokens: 0,
-        prefillLeft: 0,
-        decodeLeft: 0,
-        decoding: false,
-        firstTokenAt: 0,
-        pinned: [],
-        privateBlocks: 0,
-      },
-      now,
-    );
+    this.#engines[worker]!.submit(request, keys, lease, now);
   }
 }

@@ -40,22 +40,7 @@ function run(model: Partial<FleetModel>, submissions: { at: number; request: Sim
   for (let e = queue.pop(); e !== undefined; e = queue.pop()) {
     if (e.kind === 0) {
       const r = byId.get(e.target)!;
-      engine.submit(
-        {
-          request: r,
-          keys: blockKeys(r.tokens(), m.blockSize),
-          sentAt: e.time,
-          handle: undefined,
-          cachedTokens: 0,
-          prefillLeft: 0,
-          decodeLeft: 0,
-          decoding: false,
-          firstTokenAt: 0,
-          pinned: [],
-          privateBlocks: 0,
-        },
-        e.time,
-      );
+      engine.submit(r, blockKeys(r.tokens(), m.blockSize), undefined, e.time);
     } else engine.step(e.time);
     peakRunning = Math.max(peakRunning, engine.running);
   }
