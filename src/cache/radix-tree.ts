@@ -248,9 +248,7 @@ export class RadixTree<K, L> {
 
   /** Evicts every tenant down to `max`. @returns units evicted. */
   evictAll(max: number): number {
-    let evicted = 0;
-    for (const tenant of [...this.#ids.keys()]) evicted += this.evict(tenant, max);
-    return evicted;
+    return this.#evictEach(() => max);
   }
 
   /**
@@ -262,9 +260,17 @@ export class RadixTree<K, L> {
    */
   shrink(ratio: number): number {
     const keep = ratio > 0 ? Math.min(ratio, 1) : 0;
+    return this.#evictEach((size) => Math.floor(size * keep));
+  }
+
+  /**
+   * Evicts each tenant (of a copy of the list: eviction may retire tenants) down to
+   * `bound(its size)`, the size read just before its turn. @returns units evicted.
+   */
+  #evictEach(bound: (size: number) => number): number {
     let evicted = 0;
     for (const [tenant, id] of [...this.#ids]) {
-      evicted += this.evict(tenant, Math.floor(this.#sizes[id]! * keep));
+      evicted += this.evict(tenant, bound(this.#sizes[id]!));
     }
     return evicted;
   }

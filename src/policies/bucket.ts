@@ -11,6 +11,7 @@ import { Worker } from '../workers/worker.js';
 import { SizeWindow } from './bucket/size-window.js';
 import type { Policy, SelectRequest } from './policy.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
+import { isImbalanced } from './support/imbalance.js';
 import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `bucket` policy. @public */
@@ -189,8 +190,7 @@ export class BucketPolicy implements Policy {
     if (k === 0) return undefined;
     const size = requestSize(request);
     this.#refitIfDue();
-    const imbalanced =
-      maxLoad - minLoad > this.#absThreshold && maxLoad > this.#relThreshold * minLoad;
+    const imbalanced = isImbalanced(minLoad, maxLoad, this.#absThreshold, this.#relThreshold);
     const window = this.#window;
     const chosen = imbalanced
       ? this.#lightest(0, k - 1)
@@ -281,7 +281,9 @@ export class BucketPolicy implements Policy {
 
 /**
  * A request's size in tokens: `tokens.length` when it has tokens, else `ceil(text.length / 4)`,
- * else 0. An empty token list counts as absent.
+ * else 0. An empty token list counts as absent. Not `least_load`'s `requestTokens` with a
+ * fallback of 0: a positive finite `length` that is not a safe integer (an odd array-like) is
+ * floored here — `0.5` gives 0, not the text's size — where `requestTokens` skips it.
  */
 function requestSize(request: SelectRequest | undefined): number {
   if (typeof request !== 'object' || request === null) return 0;

@@ -13,7 +13,7 @@ import { custom, duration, integer, number } from '../core/option-table.js';
 import { fail, readNumber } from '../core/options.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
-import { CandidateScan, isImbalanced } from './cache-aware/candidate-scan.js';
+import { CandidateScan } from './cache-aware/candidate-scan.js';
 import {
   type ModelCache,
   ModelCaches,
@@ -24,6 +24,7 @@ import {
 } from './cache-aware/model-caches.js';
 import type { Policy, SelectRequest } from './policy.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
+import { isImbalanced } from './support/imbalance.js';
 import { LoadTable } from './support/load-table.js';
 import { isWorkerList, pick } from './support/sampling.js';
 
@@ -260,6 +261,8 @@ export class CacheAwarePolicy implements Policy {
     const model = typeof req?.model === 'string' ? req.model : '';
     const kind = tokens !== undefined ? TOKENS : TEXT;
     const key = tokens ?? text;
+    // Read once: nothing below changes the caches before the insert (the pass reads workers only).
+    const cache = this.#caches.get(model);
 
     // The imbalance check: O(1) from the registry's load histograms for its own arrays (when no
     // KV-usage trigger needs the reports); otherwise from the pass over the candidates.
@@ -271,9 +274,8 @@ export class CacheAwarePolicy implements Policy {
       if (!this.#pass(workers)) return undefined;
       imbalanced = scan.imbalanced(this.#absThreshold, this.#relThreshold);
     }
-    if (imbalanced) return this.#leastLoaded(workers, IMBALANCED, model, kind, key);
+    if (imbalanced) return this.#leastLoaded(workers, IMBALANCED, model, cache, kind, key);
 
-    const cache = this.#caches.get(model);
     const events = cache?.events;
     if (events !== undefined && !events.empty && tokens !== undefined) {
       if (!this.#pass(workers)) return undefined;
@@ -282,12 +284,12 @@ export class CacheAwarePolicy implements Policy {
         ? this.#count(workers, best, OVERLAP)
         : this.#count(workers, scan.leastLoaded, MISS);
     }
-    if (key === undefined) return this.#leastLoaded(workers, MISS, model, kind, undefined);
+    if (key === undefined) return this.#leastLoaded(workers, MISS, model, cache, kind, undefined);
     const tree = treeOf(cache, kind);
     // The model's first request of this kind: a miss, and the insert creates the tree.
-    if (tree === undefined) return this.#leastLoaded(workers, MISS, model, kind, key);
+    if (tree === undefined) return this.#leastLoaded(workers, MISS, model, cache, kind, key);
     const match = tree.match(key);
-    if (match.length === 0) return this.#leastLoaded(workers, MISS, model, kind, undefined);
+    if (match.length === 0) return this.#leastLoaded(workers, MISS, model, cache, kind, undefined);
     let chosen = -1;
     let reason = MISS;
     if (match.matched / match.length > this.#threshold) {
@@ -429,11 +431,15 @@ export class CacheAwarePolicy implements Policy {
     return this.#available;
   }
 
-  /** The least-loaded worker, with the request inserted for it (when it has a key). */
+  /**
+   * The least-loaded worker, with the request inserted for it (when it has a key). `cache` is the
+   * model's entry as `select` read it.
+   */
   #leastLoaded(
     workers: readonly Worker[],
     reason: number,
     model: string,
+    cache: ModelCache | undefined,
     kind: TreeKind,
     key: string | ArrayLike<number> | undefined,
   ): Worker | undefined {
@@ -441,7 +447,6 @@ export class CacheAwarePolicy implements Policy {
     const index = this.#scan.leastLoaded;
     if (key !== undefined) {
       // The insert continues a match of the key; a tree that does not exist yet needs none.
-      const cache = this.#caches.get(model);
       const tree = treeOf(cache, kind);
       if (tree === undefined || tree.match(key).length > 0)
         this.#insert(workers, model, cache, kind, key, workers[index]!.url);

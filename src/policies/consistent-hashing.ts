@@ -6,7 +6,6 @@
 import { readHeader } from '../core/headers.js';
 import { integer } from '../core/option-table.js';
 import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
-import { viewOf } from '../workers/candidate-view.js';
 import type { Worker } from '../workers/worker.js';
 import { type Policy, type SelectRequest, TARGET_WORKER_HEADER } from './policy.js';
 import { CandidateRings } from './support/candidate-ring.js';
@@ -69,20 +68,24 @@ export class ConsistentHashingPolicy implements Policy {
     if (!isWorkerList(workers) || workers.length === 0) return undefined;
     const headers = request?.headers;
     const target = readHeader(headers, TARGET_WORKER_HEADER);
-    const entry = this.#rings.get(workers, request?.ring);
     if (target !== undefined) {
-      const worker = (entry?.view ?? viewOf(workers)).byUrlOrId(target);
+      const worker = this.#rings.viewOf(workers).byUrlOrId(target);
       if (worker === undefined || !available(worker)) return undefined;
       worker.incrementProcessed();
       return worker;
     }
     const key = routingKey(request);
-    if (key === undefined || entry === undefined)
-      return pick(workers, this.#sampler.randomAvailable(workers, this.#random));
-    return pick(
-      entry.aligned as readonly Worker[],
-      entry.ring.findIndex(key, entry.acceptAvailable),
-    );
+    if (key !== undefined) {
+      // The ring is read (built, for a list's first keyed request) only once there is a key.
+      const entry = this.#rings.get(workers, request?.ring);
+      if (entry !== undefined) {
+        return pick(
+          entry.aligned as readonly Worker[],
+          entry.ring.findIndex(key, entry.acceptAvailable),
+        );
+      }
+    }
+    return pick(workers, this.#sampler.randomAvailable(workers, this.#random));
   }
 
   reset(): void {

@@ -90,8 +90,8 @@ export const LEAST_LOAD_OPTIONS = policyOptions('least_load', 'LeastLoadConfig',
  * `prefix_hash` or `cache_aware` when prefix reuse matters more than queueing.
  *
  * Cost: with 1–2 candidates, an exact argmin. With more, the better-scored of two random
- * available candidates ("power of two choices"): O(1) expected, a few map reads and three clock
- * reads. The nominal is cached per candidate list (keep passing the same array, as the
+ * available candidates ("power of two choices"): O(1) expected, a few map reads and one clock
+ * read. The nominal is cached per candidate list (keep passing the same array, as the
  * registry's are) and recomputed in one O(n) pass — which then takes the exact argmin — after
  * each `updateLoads` or `removeWorker`, any worker status change, or when a report it averages
  * goes stale. Allocates nothing per call, except a cache entry for a list seen for the first
@@ -116,10 +116,6 @@ export class LeastLoadPolicy implements Policy {
   readonly #staleAfterMs: number;
   readonly #nominals = new IdentityMemo<readonly Worker[], Nominal>();
   readonly #sampler = new Sampler();
-  /** The fresh report of each candidate `#sampleTwo` scored, so the pick's credit needs no lookup. */
-  readonly #pairReports: (StoredLoad | undefined)[] = [undefined, undefined];
-  /** The chosen candidate's fresh report (credited after the pick), set by the scoring paths. */
-  #chosenReport: StoredLoad | undefined;
   readonly #scan = new ScanScratch();
   readonly #pair = new Int32Array(2);
   readonly #pairLoads = new Float64Array(2);
@@ -146,17 +142,20 @@ export class LeastLoadPolicy implements Policy {
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
     if (!isWorkerList(workers) || workers.length === 0) return undefined;
     const nominal = this.#nominals.get(workers, newNominal);
-    const current = this.#isCurrent(nominal);
-    this.#chosenReport = undefined;
+    // One clock read per call: the nominal's expiry and every report's freshness use it.
+    const now = this.#clock();
+    const current = this.#isCurrent(nominal, now);
+    const aligned = this.#loads.alignedTo(workers);
     const index =
       current && workers.length > 2
-        ? this.#sampleTwo(workers, nominal.throughput)
-        : this.#scanAll(workers, nominal, current);
+        ? this.#sampleTwo(workers, aligned, now, nominal.throughput)
+        : this.#scanAll(workers, aligned, now, nominal, current);
     if (index < 0) return undefined;
     // Credit only matters while the worker has a fresh report; its next report starts from 0.
-    const report = this.#chosenReport as StoredLoad | undefined; // set by the scoring paths above
-    if (report !== undefined) report.credit += requestTokens(request, this.#meanPrefillTokens);
-    this.#chosenReport = undefined;
+    const report = aligned[index];
+    if (this.#loads.isFresh(report, now)) {
+      report.credit += requestTokens(request, this.#meanPrefillTokens);
+    }
     return pick(workers, index);
   }
 
@@ -167,7 +166,6 @@ export class LeastLoadPolicy implements Policy {
    * they go stale. O(reports).
    */
   updateLoads(reports: ReadonlyMap<string, LoadReport>): void {
-    if (!(reports instanceof Map)) return;
     this.#loads.update(reports);
   }
 
@@ -186,37 +184,34 @@ export class LeastLoadPolicy implements Policy {
     this.reset();
   }
 
-  #isCurrent(nominal: Nominal): boolean {
+  /** Whether the cached nominal still holds at `now` (the policy clock, read by `select`). */
+  #isCurrent(nominal: Nominal, now: number): boolean {
     return (
       nominal.version === this.#loads.version &&
       nominal.availability === nominal.view.version &&
-      this.#clock() <= nominal.expiresAt
+      now <= nominal.expiresAt
     );
   }
 
-  /** Power of two choices: the lower score of two random available candidates (ties: first). */
-  #sampleTwo(workers: readonly Worker[], nominal: number): number {
+  /**
+   * Power of two choices: the lower score of two random available candidates (ties: first).
+   * `aligned` holds the candidates' reports in list order ({@link LoadTable.alignedTo}).
+   */
+  #sampleTwo(
+    workers: readonly Worker[],
+    aligned: readonly (StoredLoad | undefined)[],
+    now: number,
+    nominal: number,
+  ): number {
     const pair = this.#pair;
     const loads = this.#pairLoads;
     const found = this.#sampler.twoRandomAvailable(workers, this.#random, pair, loads);
-    const now = this.#loads.now();
-    const aligned = this.#loads.alignedTo(workers);
-    const reports = this.#pairReports;
+    if (found < 2) return pair[0]!;
     const a = aligned[pair[0]!];
-    if (found < 2) {
-      if (found === 1 && this.#loads.isFresh(a, now)) this.#chosenReport = a;
-      return pair[0]!;
-    }
     const b = aligned[pair[1]!];
-    reports[0] = this.#loads.isFresh(a, now) ? a : undefined;
-    reports[1] = this.#loads.isFresh(b, now) ? b : undefined;
-    const first = this.#score(reports[0], loads[0]!, nominal);
-    const second = this.#score(reports[1], loads[1]!, nominal);
-    const k = second < first ? 1 : 0;
-    this.#chosenReport = reports[k];
-    reports[0] = undefined;
-    reports[1] = undefined;
-    return pair[k]!;
+    const first = this.#score(this.#loads.isFresh(a, now) ? a : undefined, loads[0]!, nominal);
+    const second = this.#score(this.#loads.isFresh(b, now) ? b : undefined, loads[1]!, nominal);
+    return second < first ? pair[1]! : pair[0]!;
   }
 
   #score(report: StoredLoad | undefined, inFlight: number, nominal: number): number {
@@ -231,13 +226,19 @@ export class LeastLoadPolicy implements Policy {
    * the nominal is `current`, recomputing it from the ready ones), then the exact argmin over the
    * stored values. Ties: fewer `processed`, then lower index.
    */
-  #scanAll(workers: readonly Worker[], nominalEntry: Nominal, current: boolean): number {
+  #scanAll(
+    workers: readonly Worker[],
+    aligned: readonly (StoredLoad | undefined)[],
+    now: number,
+    nominalEntry: Nominal,
+    current: boolean,
+  ): number {
     const n = workers.length;
     const s = this.#scan;
     s.ensure(n);
     const { available, reported, inFlight, processed, work, throughput, penalty } = s;
     const staleAfterMs = this.#staleAfterMs;
-    const now = this.#loads.now();
+    const loads = this.#loads;
     const sampler = this.#sampler;
     const state = sampler.state;
     let count = 0;
@@ -251,9 +252,8 @@ export class LeastLoadPolicy implements Policy {
       if (!state.healthy || (current && !ok)) continue;
       inFlight[i] = state.load;
       processed[i] = state.processed;
-      const url = workers[i]!.url;
-      const report = this.#loads.fresh(url, now);
-      if (report === undefined) continue;
+      const report = aligned[i];
+      if (!loads.isFresh(report, now)) continue;
       // Sanitised reports hold a non-negative number or NaN: NaN and 0 mean "use the nominal".
       const rate = Number.isNaN(report.throughput) ? 0 : report.throughput;
       if (!current && rate > 0) {
@@ -288,9 +288,6 @@ export class LeastLoadPolicy implements Policy {
         best = i;
         bestScore = score;
       }
-    }
-    if (best >= 0 && reported[best] === 1) {
-      this.#chosenReport = this.#loads.fresh(workers[best]!.url, now);
     }
     return best;
   }

@@ -110,11 +110,11 @@ export class WorkerIndex {
   }
 
   byType(type: WorkerType): readonly Worker[] {
-    return this.#grouped(this.#typeArrays, this.#byType, type);
+    return grouped(this.#typeArrays, this.#byType, type);
   }
 
   byConnection(connection: ConnectionMode): readonly Worker[] {
-    return this.#grouped(this.#connectionArrays, this.#byConnection, connection);
+    return grouped(this.#connectionArrays, this.#byConnection, connection);
   }
 
   /** The ring over `byModel(model)`, or over every worker when `model` is undefined. */
@@ -357,31 +357,33 @@ export class WorkerIndex {
       model === undefined
         ? this.#all === array
         : (model === WILDCARD_ONLY ? this.#wildcardWorkers() : this.byModel(model)) === array;
-    attachView(array, groups, groups, () =>
+    attachView(array, groups, () =>
       current() ? this.#ringOf(array, model === WILDCARD_ONLY ? undefined : model) : undefined,
     );
-  }
-
-  /** A type or connection group's array (no in-flight groups: its version is the registry's). */
-  #grouped<K>(
-    arrays: Map<K, readonly Worker[]>,
-    groups: Map<K, Map<string, Worker>>,
-    key: K,
-  ): readonly Worker[] {
-    let array = arrays.get(key);
-    if (array === undefined) {
-      const members = groups.get(key);
-      array = members === undefined || members.size === 0 ? EMPTY_WORKERS : [...members.values()];
-      if (array !== EMPTY_WORKERS) attachView(array, undefined, [this.#allLoad]);
-      arrays.set(key, array);
-    }
-    return array;
   }
 
   #invalidateWildcard(): void {
     this.#wildcardArray = undefined;
     this.#modelArrays.clear();
   }
+}
+
+/**
+ * A type or connection group's array, cached in `arrays`. No view is attached: the one `viewOf`
+ * builds on first use has no in-flight groups, and its version is the registry's.
+ */
+function grouped<K>(
+  arrays: Map<K, readonly Worker[]>,
+  groups: Map<K, Map<string, Worker>>,
+  key: K,
+): readonly Worker[] {
+  let array = arrays.get(key);
+  if (array === undefined) {
+    const members = groups.get(key);
+    array = members === undefined || members.size === 0 ? EMPTY_WORKERS : [...members.values()];
+    arrays.set(key, array);
+  }
+  return array;
 }
 
 function group<K, V>(map: Map<K, Map<string, V>>, key: K): Map<string, V> {

@@ -11,9 +11,9 @@ import type { LoadCounter } from './load-counter.js';
 import { Worker, workerInternals } from './worker.js';
 
 /**
- * @internal One candidate list and what is known about it. The registry attaches a view to every
- * array it hands out ({@link attachView}); any other list gets one built on first use
- * ({@link viewOf}). A list's view lives as long as the list.
+ * @internal One candidate list and what is known about it. The registry attaches a view to the
+ * arrays it hands out whose load groups it knows ({@link attachView}); any other list gets one
+ * built on first use ({@link viewOf}). A list's view lives as long as the list.
  *
  * - `totalLoad()` and `loadBounds()`: the list's in-flight total and the lowest and highest
  *   in-flight count of its available workers — O(groups) for a registry array (kept by leases
@@ -32,26 +32,26 @@ export class CandidateView {
   /** The list itself (never mutated: the registry's arrays are shared). */
   readonly workers: readonly Worker[];
   readonly #groups: readonly LoadCounter[] | undefined;
+  /** The groups whose versions make `version`: `#groups`, else the registries of the workers. */
   readonly #versioned: readonly LoadCounter[];
   readonly #ring: (() => HashRing | undefined) | undefined;
   #byUrl: Map<string, number> | undefined;
-  #byUrlOrId: Map<string, Worker> | undefined;
+  #byId: Map<string, Worker> | undefined;
 
+  /**
+   * @param groups - the load groups whose union the list is (a registry array), or `undefined`
+   *   (in-flight figures by walking the list; the version from its workers' registries).
+   * @param ring - the registry's ring over exactly these workers, if any.
+   */
   constructor(
     workers: readonly Worker[],
     groups: readonly LoadCounter[] | undefined,
-    versioned: readonly LoadCounter[],
     ring: (() => HashRing | undefined) | undefined,
   ) {
     this.workers = workers;
     this.#groups = groups;
-    this.#versioned = versioned;
+    this.#versioned = groups ?? registryGroupsOf(workers);
     this.#ring = ring;
-  }
-
-  /** Whether the list is a registry's array (in-flight figures in O(1)). */
-  get fromRegistry(): boolean {
-    return this.#groups !== undefined;
   }
 
   /** See the class doc. O(groups). */
@@ -124,18 +124,23 @@ export class CandidateView {
     return this.#byUrl.get(url) ?? -1;
   }
 
-  /** The worker with this URL or id, or `undefined`. O(1) after an O(n) build on first use. */
+  /**
+   * The first worker with this URL, else the first with this id, else `undefined` (a key is
+   * never both: URLs have a scheme, ids do not). O(1) after an O(n) build on first use of each.
+   */
   byUrlOrId(key: string): Worker | undefined {
-    if (this.#byUrlOrId === undefined) {
+    const i = this.indexOf(key);
+    if (i >= 0) return this.workers[i];
+    if (this.#byId === undefined) {
       const map = new Map<string, Worker>();
-      for (const worker of this.workers) {
-        if (!(worker instanceof Worker)) continue;
-        if (!map.has(worker.url)) map.set(worker.url, worker);
-        if (!map.has(worker.id)) map.set(worker.id, worker);
+      const workers = this.workers;
+      for (let j = workers.length - 1; j >= 0; j--) {
+        const worker = workers[j];
+        if (worker instanceof Worker) map.set(worker.id, worker);
       }
-      this.#byUrlOrId = map;
+      this.#byId = map;
     }
-    return this.#byUrlOrId.get(key);
+    return this.#byId.get(key);
   }
 
   /** The registry's ring over exactly these workers (built lazily by the registry), if any. */
@@ -148,15 +153,14 @@ const views = new WeakMap<readonly Worker[], CandidateView>();
 
 /**
  * @internal The registry declares what it knows about an array it hands out: the groups whose
- * union it is (for in-flight figures), the groups whose versions make its version, and its ring.
+ * union it is (for in-flight figures; their versions make its version), and its ring.
  */
 export function attachView(
   workers: readonly Worker[],
-  groups: readonly LoadCounter[] | undefined,
-  versioned: readonly LoadCounter[],
+  groups: readonly LoadCounter[],
   ring?: () => HashRing | undefined,
 ): void {
-  views.set(workers, new CandidateView(workers, groups, versioned, ring));
+  views.set(workers, new CandidateView(workers, groups, ring));
 }
 
 /**
@@ -168,7 +172,7 @@ export function attachView(
 export function viewOf(workers: readonly Worker[]): CandidateView {
   let view = views.get(workers);
   if (view === undefined) {
-    view = new CandidateView(workers, undefined, registryGroupsOf(workers), undefined);
+    view = new CandidateView(workers, undefined, undefined);
     views.set(workers, view);
   }
   return view;

@@ -20,7 +20,7 @@ describe('CandidateView of a registry array', () => {
     const workers = registry.getByModel('m');
     const view = viewOf(workers);
     expect(viewOf(workers)).toBe(view);
-    expect(view.fromRegistry).toBe(true);
+    expect(view.loadBounds(new Float64Array(3))).toBe(true); // a registry array: O(groups) figures
     const lease = workers[1]!.acquire();
     workers[1]!.acquire();
     const bounds = new Float64Array(3);
@@ -84,7 +84,7 @@ describe('CandidateView of a registry array', () => {
     const [a, b] = registry.getByModel('m') as [never, never];
     const lookalike = { url: 'http://a:1', id: 'w1' };
     const view = viewOf([lookalike as never, undefined as never, b, a]);
-    expect(view.fromRegistry).toBe(false);
+    expect(view.loadBounds(new Float64Array(3))).toBe(false); // not a registry array
     expect(view.indexOf('http://a:1')).toBe(3);
     expect(view.indexOf('http://b:1')).toBe(2);
     expect(view.indexOf('http://nope:1')).toBe(-1);

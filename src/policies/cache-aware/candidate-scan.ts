@@ -12,6 +12,7 @@ import type { KvBlockIndex } from '../../cache/kv-event-store.js';
 import { IdentityMemo } from '../../core/identity-memo.js';
 import { type CandidateView, viewOf } from '../../workers/candidate-view.js';
 import { type RoutingState, Worker, workerInternals } from '../../workers/worker.js';
+import { isImbalanced } from '../support/imbalance.js';
 import type { LoadTable, StoredLoad } from '../support/load-table.js';
 import { readState } from '../support/sampling.js';
 
@@ -244,9 +245,4 @@ export class CandidateScan {
     this.#readAt = new Uint32Array(size);
     this.#epoch = 0;
   }
-}
-
-/** @internal `max − min > abs` and `max > rel × min`. */
-export function isImbalanced(min: number, max: number, abs: number, rel: number): boolean {
-  return max - min > abs && max > rel * min;
 }

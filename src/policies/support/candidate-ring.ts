@@ -82,6 +82,14 @@ export class CandidateRings {
     return entry;
   }
 
+  /**
+   * The view of `workers`: the one of the list's cached ring when there is one (no `WeakMap`
+   * read), else {@link viewOf}'s. Builds no ring.
+   */
+  viewOf(workers: readonly Worker[]): CandidateView {
+    return this.#memo.peek(workers)?.view ?? viewOf(workers);
+  }
+
   clear(): void {
     this.#memo.clear();
   }

@@ -31,14 +31,22 @@ export interface CommonPolicyConfig {
   readonly clock?: () => number;
 }
 
-/** @internal The options every policy accepts. */
-export const COMMON_OPTIONS = new OptionTable('policy', 'CommonPolicyConfig', {
-  random: callback<() => number>('a function returning [0, 1)', undefined, '`Math.random`'),
-  seed: custom<number | undefined>(undefined, (field, value) =>
-    readInteger(field, value, 0, 0, 0xffff_ffff),
-  ),
-  clock: callback<Clock>('a function returning milliseconds', undefined, '`performance.now`'),
-});
+/**
+ * @internal The options every policy accepts. Read from the policy's whole config, so it ignores
+ * other keys: the policy's own table has already rejected the unknown ones.
+ */
+export const COMMON_OPTIONS = new OptionTable(
+  'policy',
+  'CommonPolicyConfig',
+  {
+    random: callback<() => number>('a function returning [0, 1)', undefined, '`Math.random`'),
+    seed: custom<number | undefined>(undefined, (field, value) =>
+      readInteger(field, value, 0, 0, 0xffff_ffff),
+    ),
+    clock: callback<Clock>('a function returning milliseconds', undefined, '`performance.now`'),
+  },
+  'any',
+);
 
 /** @internal A policy's own options, in its table, besides the common ones. */
 export function policyOptions<S extends Record<string, OptionSpec<unknown>>>(
@@ -69,10 +77,7 @@ export function readPolicyConfig<S extends Record<string, OptionSpec<unknown>>>(
   config: unknown,
 ): PolicyConfigRead<S> {
   const options = table.read(config);
-  const given = config as Record<string, unknown> | undefined;
-  const common: Record<string, unknown> = {};
-  for (const key of COMMON_OPTIONS.keys) common[key] = given?.[key];
-  const c = COMMON_OPTIONS.read(common, undefined, table.component);
+  const c = COMMON_OPTIONS.read(config, undefined, table.component);
   const random =
     c.random !== undefined
       ? functionRandom(c.random)

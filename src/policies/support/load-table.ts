@@ -62,11 +62,10 @@ export class LoadTable {
 
   /**
    * Stores each report (replacing the URL's previous one). Entries that are not objects are
-   * skipped; a non-map argument is ignored. @returns the URLs stored.
+   * skipped; a non-map argument is ignored.
    */
-  update(reports: ReadonlyMap<string, LoadReport>): string[] {
-    const stored: string[] = [];
-    if (!(reports instanceof Map)) return stored;
+  update(reports: ReadonlyMap<string, LoadReport>): void {
+    if (!(reports instanceof Map)) return;
     const now = this.#clock();
     // Forget workers that stopped reporting: the table holds at most the URLs reported within
     // the staleness window (plus the ones in this update).
@@ -85,13 +84,14 @@ export class LoadTable {
         receivedAt: now,
         credit: 0,
       });
-      stored.push(url);
     }
     this.#version++;
-    return stored;
   }
 
-  /** The clock's time now: read it once per `select` and pass it to {@link LoadTable.fresh}. */
+  /**
+   * The clock's time now (0, without a read, while the table is empty): read it once per `select`
+   * and pass it to {@link LoadTable.isFresh}.
+   */
   now(): number {
     return this.#reports.size === 0 ? 0 : this.#clock();
   }
@@ -99,16 +99,6 @@ export class LoadTable {
   /** Whether `report` (from {@link LoadTable.alignedTo}) arrived within the window before `now`. */
   isFresh(report: StoredLoad | undefined, now: number): report is StoredLoad {
     return report !== undefined && now - report.receivedAt <= this.#staleAfterMs;
-  }
-
-  /**
-   * The URL's report if it arrived within the staleness window before `now` (from
-   * {@link LoadTable.now}; read from the clock when omitted), else `undefined`. O(1).
-   */
-  fresh(url: string, now: number = this.#clock()): StoredLoad | undefined {
-    const report = this.#reports.get(url);
-    if (report === undefined) return undefined;
-    return now - report.receivedAt <= this.#staleAfterMs ? report : undefined;
   }
 
   /**
