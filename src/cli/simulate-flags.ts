@@ -7,10 +7,12 @@
  * @internal
  */
 
+import type { BoundedSpec } from '../core/option-table.js';
 import { POLICY_NAMES } from '../policies/create-policy.js';
 import type { PolicyName } from '../policies/policy.js';
-import { DEFAULT_POLICIES } from '../sim/compare.js';
-import { DEFAULT_FLEET_MODEL } from '../sim/fleet-model.js';
+import { COMPARE_OPTIONS, DEFAULT_POLICIES } from '../sim/compare.js';
+import { DEFAULT_FLEET_MODEL, FLEET_OPTIONS } from '../sim/fleet-model.js';
+import { SIMULATION_OPTIONS } from '../sim/simulation-options.js';
 import { HOT_PREFIX_OPTIONS } from '../sim/workloads/hot-prefix.js';
 import { MOONCAKE_OPTIONS } from '../sim/workloads/mooncake-trace.js';
 import { MULTI_TURN_CHAT_OPTIONS } from '../sim/workloads/multi-turn-chat.js';
@@ -47,6 +49,20 @@ const WORKLOAD_DEFAULTS: Readonly<Record<WorkloadName, Readonly<Record<string, u
   'zero-reuse': ZERO_REUSE_OPTIONS.read(undefined),
   mooncake: MOONCAKE_OPTIONS.read(undefined),
 };
+
+/** The defaults of `comparePolicies` and `simulate`, which the flags show and pass on. */
+const COMPARE_DEFAULTS = COMPARE_OPTIONS.read(undefined);
+const SIMULATION_DEFAULTS = SIMULATION_OPTIONS.read(undefined);
+
+/** Reads an integer within the bounds of the library option `spec`. */
+function integerOf(spec: BoundedSpec): (text: string, flag: string) => number {
+  return integer(spec.min, spec.max);
+}
+
+/** Reads a number within the bounds of the library option `spec`. */
+function decimalOf(spec: BoundedSpec): (text: string, flag: string) => number {
+  return decimal(spec.min, spec.max);
+}
 
 /** A workload flag: for each workload it applies to, the generator option it sets. */
 function generatorFlag(
@@ -119,8 +135,8 @@ export const ARRIVAL_FLAGS = {
   load: arrivalFlag('poisson', {
     value: '<f>',
     help: 'offered load as a share of capacity',
-    fallback: 0.8,
-    read: decimal(1e-6, 100),
+    fallback: COMPARE_DEFAULTS.load,
+    read: decimalOf(COMPARE_OPTIONS.specs.load),
   }),
   rate: arrivalFlag<number | undefined>('poisson', {
     value: '<req/s>',
@@ -165,7 +181,7 @@ export const SIMULATE_FLAGS = {
     value: '<n>',
     help: 'workers',
     fallback: DEFAULT_FLEET_MODEL.workers,
-    read: integer(1, 4096),
+    read: integerOf(FLEET_OPTIONS.specs.workers),
   }),
   'cache-tokens': flag({
     section: 'Fleet',
@@ -175,7 +191,7 @@ export const SIMULATE_FLAGS = {
     read: (text, name) =>
       /^(inf|infinity|unbounded)$/i.test(text)
         ? Number.POSITIVE_INFINITY
-        : integer(1, 1e12)(text, name),
+        : integerOf(FLEET_OPTIONS.specs.cacheTokens)(text, name),
   }),
   policies: flag<readonly PolicyName[]>({
     section: 'Routing',
@@ -189,16 +205,16 @@ export const SIMULATE_FLAGS = {
     section: 'Routing',
     value: '<n>',
     help: 'independent routers sharing the fleet, round-robin',
-    fallback: 1,
-    read: integer(1, 1024),
+    fallback: SIMULATION_DEFAULTS.routers,
+    read: integerOf(SIMULATION_OPTIONS.specs.routers),
   }),
   'poll-ms': flag({
     section: 'Routing',
     value: '<ms>',
     help: 'simulated ms between load reports to the policies',
-    fallback: 10_000,
+    fallback: SIMULATION_DEFAULTS.loadPollIntervalMs,
     note: '; 0 = none',
-    read: decimal(0, 1e9),
+    read: decimalOf(SIMULATION_OPTIONS.specs.loadPollIntervalMs),
   }),
   arrival: flag<ArrivalName>({
     section: 'Arrivals',
@@ -212,8 +228,8 @@ export const SIMULATE_FLAGS = {
     section: 'Output',
     value: '<n>',
     help: 'seed of the workload, arrivals and policies',
-    fallback: 1,
-    read: integer(0, 0xffff_ffff),
+    fallback: SIMULATION_DEFAULTS.seed,
+    read: integerOf(SIMULATION_OPTIONS.specs.seed),
   }),
   out: flag({
     section: 'Output',

@@ -61,24 +61,51 @@ export type Resolved<S extends Record<string, OptionSpec<unknown>>> = {
   readonly [K in keyof S]: S[K] extends OptionSpec<infer T> ? T : never;
 };
 
+/**
+ * @internal A numeric option that keeps its bounds, so other readers of the same option (the
+ * command line's flags) take them from the table rather than restating them.
+ */
+export interface BoundedSpec extends OptionSpec<number> {
+  /** The smallest value accepted. */
+  readonly min: number;
+  /** The largest value accepted. */
+  readonly max: number;
+}
+
 /** @internal An integer option in [min, max]. */
-export function integer(
-  fallback: number,
-  min: number,
-  max: number,
-  doc?: string,
-): OptionSpec<number> {
-  return custom(fallback, (field, value, d) => readInteger(field, value, d, min, max), doc);
+export function integer(fallback: number, min: number, max: number, doc?: string): BoundedSpec {
+  return bounded(
+    custom(fallback, (field, value, d) => readInteger(field, value, d, min, max), doc),
+    min,
+    max,
+  );
 }
 
 /** @internal A finite number option in [min, max]. */
-export function number(
-  fallback: number,
-  min: number,
-  max: number,
-  doc?: string,
-): OptionSpec<number> {
-  return custom(fallback, (field, value, d) => readNumber(field, value, d, min, max), doc);
+export function number(fallback: number, min: number, max: number, doc?: string): BoundedSpec {
+  return bounded(
+    custom(fallback, (field, value, d) => readNumber(field, value, d, min, max), doc),
+    min,
+    max,
+  );
+}
+
+/**
+ * @internal `spec`, also accepting `Infinity` (an unbounded size); its bounds are those of the
+ * finite values.
+ */
+export function orInfinity(spec: BoundedSpec): BoundedSpec {
+  return {
+    ...spec,
+    read: (field, value, fallback, resolved) =>
+      value === Number.POSITIVE_INFINITY
+        ? Number.POSITIVE_INFINITY
+        : spec.read(field, value, fallback, resolved),
+  };
+}
+
+function bounded(spec: OptionSpec<number>, min: number, max: number): BoundedSpec {
+  return { ...spec, min, max };
 }
 
 /** @internal A duration in ms, an integer in [min, {@link MAX_TIMER_MS}]. */

@@ -101,11 +101,9 @@ export class EventStream implements AsyncIterableIterator<StreamItem> {
   /** @internal Ends the stream now: buffered events are discarded, a pending `next()` resolves as done. */
   close(): void {
     if (this.#done) return;
-    this.#done = true;
     this.#buffer.fill(undefined);
     this.#count = 0;
     this.#missed = 0;
-    this.#releaseWaiters();
-    this.#onClose(this);
+    this.end();
   }
 }

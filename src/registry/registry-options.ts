@@ -5,7 +5,7 @@
  */
 import { FleetRouteError } from '../core/errors.js';
 import { callback, custom, derived, integer, OptionTable, oneOf } from '../core/option-table.js';
-import { readInteger, readObject } from '../core/options.js';
+import { readEnum, readInteger, readObject } from '../core/options.js';
 import {
   type CircuitBreakerConfig,
   type ResolvedCircuitBreakerConfig,
@@ -167,9 +167,38 @@ function warnListenerError(error: unknown, event: WorkerEvent): void {
   );
 }
 
-/** @internal The `expectedRevision` option of a mutation, validated. */
+/**
+ * @internal The `expectedRevision` option of a mutation, validated.
+ * @returns the revision, or `undefined` when not given.
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming `options` or `options.expectedRevision`.
+ */
 export function readExpectedRevision(options: unknown): number | undefined {
+  return expectedRevisionOf(readObject('options', options));
+}
+
+/** @internal {@link TransitionOptions} validated; a field not given is `undefined`. */
+export interface ResolvedTransitionOptions {
+  readonly expectedRevision: number | undefined;
+  readonly expectedStatus: WorkerStatus | undefined;
+}
+
+/**
+ * @internal The options of {@link WorkerRegistry.transitionStatus}, validated.
+ * @returns both checks, each `undefined` when not given.
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming `options`,
+ *   `options.expectedRevision` or `options.expectedStatus` (in that order).
+ */
+export function readTransitionOptions(options: unknown): ResolvedTransitionOptions {
   const o = readObject('options', options);
+  const expectedRevision = expectedRevisionOf(o);
+  const expectedStatus =
+    o.expectedStatus === undefined
+      ? undefined
+      : readEnum('options.expectedStatus', o.expectedStatus, WORKER_STATUSES, 'pending');
+  return { expectedRevision, expectedStatus };
+}
+
+function expectedRevisionOf(o: Readonly<Record<string, unknown>>): number | undefined {
   return o.expectedRevision === undefined
     ? undefined
     : readInteger('options.expectedRevision', o.expectedRevision, 0, 0, Number.MAX_SAFE_INTEGER);

@@ -7,7 +7,6 @@
  */
 import { type CircuitBreaker, createCircuitBreaker } from '../resilience/circuit-breaker.js';
 import {
-  type CircuitBreakerConfig,
   type ResolvedCircuitBreakerConfig,
   resolveCircuitBreakerConfig,
   sameCircuitBreakerConfig,
@@ -20,15 +19,37 @@ import type { ResolvedWorkerSpec } from '../workers/worker-spec.js';
 export class WorkerBreakers {
   #defaults: ResolvedCircuitBreakerConfig;
   readonly #clock: Clock;
+  /** The open routers that wrote the defaults (see {@link WorkerBreakers.claim}). */
+  readonly #owners = new Set<object>();
 
   constructor(defaults: ResolvedCircuitBreakerConfig, clock: Clock) {
     this.#defaults = defaults;
     this.#clock = clock;
   }
 
-  /** Validates and takes new defaults. @throws `INVALID_ARGUMENT` naming a bad field. */
-  setDefaults(config: CircuitBreakerConfig | ResolvedCircuitBreakerConfig): void {
-    this.#defaults = resolveCircuitBreakerConfig(config, 'circuitBreaker');
+  /**
+   * The current defaults while some owner holds a claim on them, else `undefined`: what a new
+   * owner must agree with. Read from the defaults themselves, not from a copy taken at claim
+   * time, so a direct `setCircuitBreakerDefaults` meanwhile is what counts.
+   */
+  get claimed(): ResolvedCircuitBreakerConfig | undefined {
+    return this.#owners.size === 0 ? undefined : this.#defaults;
+  }
+
+  /** Takes new, already resolved defaults (the caller refreshes the workers' breakers). */
+  setDefaults(config: ResolvedCircuitBreakerConfig): void {
+    this.#defaults = config;
+  }
+
+  /** Takes new defaults, as {@link WorkerBreakers.setDefaults}, and records `owner` as holding them. */
+  claim(owner: object, config: ResolvedCircuitBreakerConfig): void {
+    this.setDefaults(config);
+    this.#owners.add(owner);
+  }
+
+  /** `owner` gives up its claim; the defaults stay as they are. Idempotent. */
+  release(owner: object): void {
+    this.#owners.delete(owner);
   }
 
   /** A new, closed breaker for a worker with this spec (its overrides over the defaults). */

@@ -6,9 +6,10 @@
 import { FleetRouteError } from '../core/errors.js';
 import { Hasher, loadHasher } from '../core/hash.js';
 import { describe, fail, readEnum, readString } from '../core/options.js';
-import type {
-  CircuitBreakerConfig,
-  ResolvedCircuitBreakerConfig,
+import {
+  type CircuitBreakerConfig,
+  type ResolvedCircuitBreakerConfig,
+  resolveCircuitBreakerConfig,
 } from '../resilience/circuit-breaker-config.js';
 import { type RetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import type { HashRing } from '../ring/hash-ring.js';
@@ -41,6 +42,7 @@ import {
   type ResolvedRegistryOptions,
   type RevisionOptions,
   readExpectedRevision,
+  readTransitionOptions,
   resolveRegistryOptions,
   type StatusTransition,
   type TransitionOptions,
@@ -57,6 +59,42 @@ let newRegistry: (
   options: WorkerRegistryOptions | undefined,
   hooks: LockHooks | undefined,
 ) => WorkerRegistry;
+
+/** @internal What {@link registryInternals} offers: the routers' claims on the breaker defaults. */
+export interface RegistryInternals {
+  /**
+   * @returns the registry's current breaker defaults while an open router holds a claim on them
+   *   (what a new router's `circuitBreaker` option must equal), else `undefined`. O(1).
+   */
+  claimedBreakerDefaults(registry: WorkerRegistry): ResolvedCircuitBreakerConfig | undefined;
+  /**
+   * Writes `config` as the breaker defaults, as {@link WorkerRegistry.setCircuitBreakerDefaults}
+   * does (without resolving it again), and records `owner` as a router holding them.
+   * @throws {@link FleetRouteError} `CLOSED` (and records nothing). Cost: O(n).
+   */
+  claimBreakerDefaults(
+    registry: WorkerRegistry,
+    owner: object,
+    config: ResolvedCircuitBreakerConfig,
+  ): void;
+  /** `owner` (a closed router) gives up its claim; the defaults stay as they are. O(1). */
+  releaseBreakerDefaults(registry: WorkerRegistry, owner: object): void;
+}
+
+function unset(): never {
+  throw new Error('registryInternals used before the WorkerRegistry class was defined');
+}
+
+/**
+ * @internal Privileged access to the registry's breaker bookkeeping for the routers on it, which
+ * share the defaults (breakers belong to the workers). Not part of the public API.
+ */
+export const registryInternals: RegistryInternals = {
+  // Filled in by the class's static block, which alone can reach the private fields.
+  claimedBreakerDefaults: unset,
+  claimBreakerDefaults: unset,
+  releaseBreakerDefaults: unset,
+};
 
 /**
  * The live set of workers.
@@ -109,6 +147,14 @@ export class WorkerRegistry {
 
   static {
     newRegistry = (hasher, options, hooks) => new WorkerRegistry(hasher, options, hooks);
+    registryInternals.claimedBreakerDefaults = (registry) => registry.#breakers.claimed;
+    registryInternals.claimBreakerDefaults = (registry, owner, config) => {
+      registry.#assertOpen();
+      registry.#breakers.claim(owner, config);
+      registry.#refreshBreakers();
+    };
+    registryInternals.releaseBreakerDefaults = (registry, owner) =>
+      registry.#breakers.release(owner);
   }
 
   /**
@@ -402,17 +448,12 @@ export class WorkerRegistry {
     this.#assertOpen();
     if (status === undefined) fail('status', 'a worker status', status);
     const to = readEnum('status', status, WORKER_STATUSES, 'pending');
-    const expected = readExpectedRevision(options);
-    const expectedStatus = (options as { expectedStatus?: unknown }).expectedStatus;
-    const onlyFrom =
-      expectedStatus === undefined
-        ? undefined
-        : readEnum('options.expectedStatus', expectedStatus, WORKER_STATUSES, 'pending');
+    const { expectedRevision, expectedStatus: onlyFrom } = readTransitionOptions(options);
     const url = this.#liveOrThrow(id).url;
     return this.#locks.run(url, () => {
       this.#assertOpen();
       const worker = this.#liveOrThrow(id);
-      checkRevision(worker, expected);
+      checkRevision(worker, expectedRevision);
       const runtime = workerInternals.runtimeOf(worker);
       const from = runtime.status;
       if (from === to || (onlyFrom !== undefined && from !== onlyFrom)) return undefined;
@@ -438,10 +479,8 @@ export class WorkerRegistry {
    */
   setCircuitBreakerDefaults(config: CircuitBreakerConfig | ResolvedCircuitBreakerConfig): void {
     this.#assertOpen();
-    this.#breakers.setDefaults(config);
-    for (const worker of this.#index.all()) {
-      this.#breakers.refresh(workerInternals.runtimeOf(worker), workerInternals.specOf(worker));
-    }
+    this.#breakers.setDefaults(resolveCircuitBreakerConfig(config, 'circuitBreaker'));
+    this.#refreshBreakers();
   }
 
   /**
@@ -566,6 +605,13 @@ export class WorkerRegistry {
     this.#retryConfigs.dropOrphans(worker.models, (m) => this.#index.hasModel(m));
     this.#hub.emit({ type: 'removed', seq: 0, workerId: worker.id, worker });
     return worker;
+  }
+
+  /** Brings every worker's breaker in line with the current defaults. O(n). */
+  #refreshBreakers(): void {
+    for (const worker of this.#index.all()) {
+      this.#breakers.refresh(workerInternals.runtimeOf(worker), workerInternals.specOf(worker));
+    }
   }
 
   #newId(): string {

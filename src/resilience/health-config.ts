@@ -35,6 +35,12 @@ export interface HealthConfig {
 /** {@link HealthConfig} with every default filled in. @public */
 export type ResolvedHealthConfig = Readonly<Required<HealthConfig>>;
 
+/**
+ * @internal A probe's timeout when none is given (ms); also the timeout of model discovery,
+ * which runs with health checks off too.
+ */
+export const DEFAULT_HEALTH_TIMEOUT_MS = 5_000;
+
 /** @internal The health-check options. */
 export const HEALTH_OPTIONS = new OptionTable(
   'health',
@@ -42,7 +48,7 @@ export const HEALTH_OPTIONS = new OptionTable(
   {
     intervalMs: duration(30_000),
     startupIntervalMs: duration(500),
-    timeoutMs: duration(5_000),
+    timeoutMs: duration(DEFAULT_HEALTH_TIMEOUT_MS),
     successThreshold: integer(2, 1, 1_000),
     failureThreshold: integer(3, 1, 1_000),
     removeFailed: boolean(false),

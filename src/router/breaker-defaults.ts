@@ -1,41 +1,37 @@
 /**
- * Who owns a registry's circuit-breaker defaults when routers set them.
+ * Whether a router may write its `circuitBreaker` option as its registry's breaker defaults.
  *
  * @module
  * @internal
  */
 import { FleetRouteError } from '../core/errors.js';
-import type { WorkerRegistry } from '../registry/worker-registry.js';
+import { registryInternals, type WorkerRegistry } from '../registry/worker-registry.js';
 import {
   type ResolvedCircuitBreakerConfig,
   resolveCircuitBreakerConfig,
   sameCircuitBreakerConfig,
 } from '../resilience/circuit-breaker-config.js';
 
-interface Claim {
-  readonly owners: Set<object>;
-  readonly config: ResolvedCircuitBreakerConfig;
-}
-
-/** The open routers that asked for each registry's breaker defaults, and what they asked for. */
-const claims = new WeakMap<WorkerRegistry, Claim>();
-
 /**
  * @internal Checks that a router may write `config` as `registry`'s breaker defaults: breakers
- * belong to the workers, so every router on a registry shares them, and two open routers asking
- * for different defaults is a conflict to report, not a silent last-writer-wins.
+ * belong to the workers, so every router on a registry shares them, and a router asking for
+ * defaults other than those the registry holds while another open router claims them is a
+ * conflict to report, not a silent last-writer-wins. The comparison is with the registry's
+ * current defaults (a direct `setCircuitBreakerDefaults` counts), so nothing here can drift.
+ * The router claims the returned config with `registryInternals.claimBreakerDefaults` once it
+ * exists, and releases it when it closes.
  *
- * @returns the resolved config.
+ * @returns the resolved config, to be written as is (not resolved again).
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming `circuitBreaker` for a bad field, or
- *   when another open router on this registry set different defaults.
+ *   when another open router holds different defaults on this registry. Cost: O(options).
  */
 export function checkBreakerDefaults(
   registry: WorkerRegistry,
   config: unknown,
 ): ResolvedCircuitBreakerConfig {
   const resolved = resolveCircuitBreakerConfig(config, 'circuitBreaker');
-  const claim = claims.get(registry);
-  if (claim !== undefined && !sameCircuitBreakerConfig(claim.config, resolved)) {
+  const claimed = registryInternals.claimedBreakerDefaults(registry);
+  if (claimed !== undefined && !sameCircuitBreakerConfig(claimed, resolved)) {
     throw new FleetRouteError(
       'INVALID_ARGUMENT',
       'circuitBreaker differs from the defaults another open router set on this registry; ' +
@@ -44,26 +40,4 @@ export function checkBreakerDefaults(
     );
   }
   return resolved;
-}
-
-/**
- * @internal Writes the defaults (checked by {@link checkBreakerDefaults}) and records `owner` as
- * a router that asked for them.
- */
-export function claimBreakerDefaults(
-  registry: WorkerRegistry,
-  owner: object,
-  config: ResolvedCircuitBreakerConfig,
-): void {
-  const claim = claims.get(registry);
-  if (claim === undefined) claims.set(registry, { owners: new Set([owner]), config });
-  else claim.owners.add(owner);
-  registry.setCircuitBreakerDefaults(config);
-}
-
-/** @internal A closed router gives up its claim (the defaults stay as they are). */
-export function releaseBreakerDefaults(registry: WorkerRegistry, owner: object): void {
-  const claim = claims.get(registry);
-  if (claim === undefined || !claim.owners.delete(owner)) return;
-  if (claim.owners.size === 0) claims.delete(registry);
 }

@@ -5,58 +5,41 @@
  * @module
  * @internal
  */
+import type { AbortScope, ScopeTimeout } from '../core/abort.js';
 
-/** @internal How a bounded call ended. */
-export type DeadlineOutcome<T> =
-  | { readonly kind: 'value'; readonly value: T }
-  | { readonly kind: 'error'; readonly error: unknown }
-  | { readonly kind: 'timeout' }
-  | { readonly kind: 'aborted' };
+/** The signal's default reason (`AbortError`): what the transport's signal has always carried. */
+const DEFAULT_REASON = (): undefined => undefined;
 
-/** @internal A call in flight: abort it with `controller`; `settled` never rejects. */
-export interface DeadlineCall<T> {
-  readonly controller: AbortController;
-  readonly settled: Promise<DeadlineOutcome<T>>;
+/**
+ * @internal The timeout of a background call (a probe, a load poll, a model discovery): its timer
+ * is `unref`'d, so a pending call never holds the process open, and the transport's signal fires
+ * with the default `AbortError` reason. Cost: one small object; build it once per component
+ * where the timeout is fixed.
+ */
+export function backgroundTimeout(ms: number): ScopeTimeout {
+  return { ms, unref: true, reason: DEFAULT_REASON };
 }
 
 /**
- * @internal Runs `run(signal)` and settles with its value or error, or with `timeout` after
- * `timeoutMs` (then aborts the signal), or with `aborted` as soon as `controller` is aborted —
- * whichever comes first, exactly once. A transport that throws synchronously, rejects, never
- * settles or ignores its signal cannot hold the caller past the deadline; its late answer is
- * ignored. The timer is `unref`'d and cleared when the call settles.
+ * @internal Runs `run(scope.signal)` and resolves with its value — or with `undefined` when it
+ * throws (synchronously too) or rejects, or when the scope's signal fires first (its timeout, or
+ * `scope.abort()`): exactly once, whichever comes first. `scope.timedOut` then tells a timeout
+ * apart. A transport that never settles or ignores its signal cannot hold the caller past the
+ * deadline; its late answer is ignored. The scope is disposed when the call settles.
  *
- * Cost: one `AbortController`, one timer and one listener per call.
+ * @returns the value, or `undefined`; never rejects. Cost: one listener on the signal while the
+ *   call runs.
  */
-export function callWithDeadline<T>(
+export async function callWithDeadline<T>(
   run: (signal: AbortSignal) => Promise<T> | T,
-  timeoutMs: number,
-): DeadlineCall<T> {
-  const controller = new AbortController();
-  const settled = new Promise<DeadlineOutcome<T>>((resolve) => {
-    let done = false;
-    const finish = (outcome: DeadlineOutcome<T>): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      controller.signal.removeEventListener('abort', onAbort);
-      resolve(outcome);
-    };
-    const onAbort = (): void => finish({ kind: 'aborted' });
-    const timer = setTimeout(() => {
-      finish({ kind: 'timeout' });
-      controller.abort();
-    }, timeoutMs);
-    timer.unref?.();
-    controller.signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      Promise.resolve(run(controller.signal)).then(
-        (value) => finish({ kind: 'value', value }),
-        (error: unknown) => finish({ kind: 'error', error }),
-      );
-    } catch (error) {
-      finish({ kind: 'error', error }); // a transport that throws synchronously
-    }
-  });
-  return { controller, settled };
+  scope: AbortScope,
+): Promise<T | undefined> {
+  try {
+    // The executor turns a transport that throws synchronously into a rejection.
+    return await scope.race(new Promise<T>((resolve) => resolve(run(scope.signal))));
+  } catch {
+    return undefined;
+  } finally {
+    scope.dispose();
+  }
 }

@@ -5,12 +5,13 @@
  * @module
  * @internal
  */
+import { AbortScope } from '../core/abort.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import { type ResolvedHealthConfig, resolveHealthConfig } from '../resilience/health-config.js';
 import type { Transport } from '../transport/transport.js';
 import type { Worker } from '../workers/worker.js';
 import type { WorkerStatus } from '../workers/worker-spec.js';
-import { callWithDeadline } from './deadline-call.js';
+import { backgroundTimeout, callWithDeadline } from './deadline-call.js';
 import { TaskLimiter } from './task-limiter.js';
 
 /** One worker's probe bookkeeping. */
@@ -22,7 +23,8 @@ interface Probed {
   /** +1 on every replace: an answer for an older generation is discarded. */
   generation: number;
   timer: ReturnType<typeof setTimeout> | undefined;
-  controller: AbortController | undefined;
+  /** The probe in flight, aborted when probing stops or the worker is replaced. */
+  scope: AbortScope | undefined;
   stopped: boolean;
 }
 
@@ -32,7 +34,6 @@ export interface HealthLoopStats {
   failures: number;
   timeouts: number;
   transitions: number;
-  discarded: number;
 }
 
 const TERMINAL: ReadonlySet<WorkerStatus> = new Set(['failed', 'draining']);
@@ -54,14 +55,7 @@ export class HealthLoop {
   readonly #config: ResolvedHealthConfig;
   readonly #limiter: TaskLimiter;
   readonly #workers = new Map<string, Probed>();
-  readonly #pending = new Set<Promise<unknown>>();
-  readonly stats: HealthLoopStats = {
-    probes: 0,
-    failures: 0,
-    timeouts: 0,
-    transitions: 0,
-    discarded: 0,
-  };
+  readonly stats: HealthLoopStats = { probes: 0, failures: 0, timeouts: 0, transitions: 0 };
   #closed = false;
 
   constructor(
@@ -76,11 +70,6 @@ export class HealthLoop {
     this.#limiter = new TaskLimiter(maxInFlight);
   }
 
-  /** Workers being probed. */
-  get size(): number {
-    return this.#workers.size;
-  }
-
   /** Starts (or restarts, after a replace) probing a worker, with a probe right away. */
   track(worker: Worker): void {
     if (this.#closed) return;
@@ -93,7 +82,7 @@ export class HealthLoop {
         failures: 0,
         generation: 0,
         timer: undefined,
-        controller: undefined,
+        scope: undefined,
         stopped: false,
       };
       this.#workers.set(worker.id, probed);
@@ -103,7 +92,7 @@ export class HealthLoop {
       probed.successes = 0;
       probed.failures = 0;
       probed.config = this.#configFor(worker);
-      probed.controller?.abort();
+      probed.scope?.abort();
       probed.stopped = false;
     }
     if (TERMINAL.has(worker.status)) {
@@ -135,11 +124,6 @@ export class HealthLoop {
     this.#limiter.clear();
   }
 
-  /** @internal Promises of probes still running (tests await them). */
-  get inFlight(): ReadonlySet<Promise<unknown>> {
-    return this.#pending;
-  }
-
   #configFor(worker: Worker): ResolvedHealthConfig {
     return worker.health === undefined
       ? this.#config
@@ -150,8 +134,8 @@ export class HealthLoop {
     probed.stopped = true;
     if (probed.timer !== undefined) clearTimeout(probed.timer);
     probed.timer = undefined;
-    probed.controller?.abort();
-    probed.controller = undefined;
+    probed.scope?.abort();
+    probed.scope = undefined;
   }
 
   #schedule(probed: Probed, delay: number): void {
@@ -171,35 +155,26 @@ export class HealthLoop {
     const generation = probed.generation;
     const revision = worker.revision;
     this.stats.probes++;
-    const call = callWithDeadline(
+    const scope = new AbortScope(undefined, backgroundTimeout(probed.config.timeoutMs));
+    probed.scope = scope;
+    const healthy = await callWithDeadline(
       (signal) => this.#transport.probe(worker, signal),
-      probed.config.timeoutMs,
+      scope,
     );
-    probed.controller = call.controller;
-    const outcome = await call.settled;
-    if (probed.controller === call.controller) probed.controller = undefined;
-    if (outcome.kind === 'timeout') this.stats.timeouts++;
-    if (probed.stopped || this.#closed || probed.generation !== generation) {
-      this.stats.discarded++;
-      return;
-    }
-    this.#answer(probed, outcome.kind === 'value' && outcome.value === true, revision);
+    if (probed.scope === scope) probed.scope = undefined;
+    if (scope.timedOut) this.stats.timeouts++;
+    // Stopped, closed or replaced meanwhile: the answer no longer applies.
+    if (probed.stopped || this.#closed || probed.generation !== generation) return;
+    this.#answer(probed, healthy === true, revision);
   }
 
   /** Applies one probe's answer about `revision` and schedules the next probe. */
   #answer(probed: Probed, healthy: boolean, revision: number): void {
     const worker = this.#registry.get(probed.id);
-    if (worker === undefined || worker.revision !== revision) {
-      this.stats.discarded++;
-      return;
-    }
+    if (worker === undefined || worker.revision !== revision) return; // an answer about the past
     const from = worker.status;
     const to = this.#decide(probed, healthy, from);
-    if (to !== undefined) {
-      const done = this.#commit(probed, from, to, revision);
-      this.#pending.add(done);
-      void done.finally(() => this.#pending.delete(done));
-    }
+    if (to !== undefined) void this.#commit(probed, from, to, revision); // never rejects
     this.#schedule(probed, this.#nextDelay(probed, healthy, from, to));
   }
 
@@ -258,10 +233,7 @@ export class HealthLoop {
         expectedRevision: revision,
         expectedStatus: from,
       });
-      if (changed === undefined) {
-        this.stats.discarded++;
-        return;
-      }
+      if (changed === undefined) return; // a status set meanwhile wins
       this.stats.transitions++;
       if (to === 'failed') {
         this.#stop(probed);
@@ -269,7 +241,6 @@ export class HealthLoop {
       }
     } catch {
       // Replaced, removed or closed meanwhile: the answer no longer applies.
-      this.stats.discarded++;
     }
   }
 }

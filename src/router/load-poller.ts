@@ -5,11 +5,11 @@
  * @module
  * @internal
  */
-
+import { AbortScopes, type ScopeTimeout } from '../core/abort.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { Transport } from '../transport/transport.js';
 import type { LoadReport } from '../workers/load-report.js';
-import { callWithDeadline } from './deadline-call.js';
+import { backgroundTimeout, callWithDeadline } from './deadline-call.js';
 import type { ResolvedLoadPollingConfig } from './router-options.js';
 import { TaskLimiter } from './task-limiter.js';
 
@@ -34,7 +34,9 @@ export class LoadPoller {
   readonly #config: ResolvedLoadPollingConfig;
   readonly #deliver: (reports: ReadonlyMap<string, LoadReport>) => void;
   readonly #limiter: TaskLimiter;
-  readonly #controllers = new Set<AbortController>();
+  /** The polls in flight, aborted by `close()`. */
+  readonly #polls = new AbortScopes();
+  readonly #timeout: ScopeTimeout;
   readonly stats: LoadPollerStats = { rounds: 0, polls: 0, reports: 0, failures: 0 };
   #timer: ReturnType<typeof setTimeout> | undefined;
   #running = false;
@@ -50,6 +52,7 @@ export class LoadPoller {
     this.#registry = registry;
     this.#loads = loads;
     this.#config = config;
+    this.#timeout = backgroundTimeout(config.timeoutMs);
     this.#limiter = new TaskLimiter(maxInFlight);
     this.#deliver = deliver;
   }
@@ -93,8 +96,7 @@ export class LoadPoller {
     this.#closed = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    for (const controller of this.#controllers) controller.abort();
-    this.#controllers.clear();
+    this.#polls.abortAll();
     this.#limiter.clear();
   }
 
@@ -114,11 +116,9 @@ export class LoadPoller {
   ): Promise<LoadReport | undefined> {
     if (this.#closed) return undefined;
     this.stats.polls++;
-    const call = callWithDeadline((signal) => this.#loads(worker, signal), this.#config.timeoutMs);
-    this.#controllers.add(call.controller);
-    const outcome = await call.settled;
-    this.#controllers.delete(call.controller);
-    const value = outcome.kind === 'value' ? outcome.value : undefined;
+    const scope = this.#polls.open(undefined, this.#timeout);
+    const value = await callWithDeadline((signal) => this.#loads(worker, signal), scope);
+    this.#polls.close(scope);
     const report = typeof value === 'object' && value !== null ? value : undefined;
     if (report === undefined) this.stats.failures++;
     return report;

@@ -5,16 +5,12 @@
  * @module
  * @internal
  */
-import { isWellFormed } from '../core/options.js';
+import { AbortScopes, type ScopeTimeout } from '../core/abort.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { Transport } from '../transport/transport.js';
 import { type Worker, workerInternals } from '../workers/worker.js';
-import {
-  MAX_MODEL_ID_LENGTH,
-  MAX_MODELS_PER_WORKER,
-  type WorkerSpec,
-} from '../workers/worker-spec.js';
-import { callWithDeadline } from './deadline-call.js';
+import { isModelId, MAX_MODELS_PER_WORKER, type WorkerSpec } from '../workers/worker-spec.js';
+import { backgroundTimeout, callWithDeadline } from './deadline-call.js';
 import { TaskLimiter } from './task-limiter.js';
 
 /** @internal Counters for the router's stats. */
@@ -30,7 +26,7 @@ export interface ModelDiscoveryStats {
 /**
  * @internal For a worker registered without models (a wildcard), once it is `ready`: one call to
  * `transport.models(worker, signal)`, bounded by `timeoutMs`; the valid ids of the answer
- * (non-empty, well-formed, at most {@link MAX_MODEL_ID_LENGTH} characters, not `'*'`, at most
+ * (those {@link isModelId} accepts, the rule of `spec.models`; at most
  * {@link MAX_MODELS_PER_WORKER}, duplicates dropped) become the worker's models through
  * `registry.replace(id, spec, { expectedRevision })`, so a `replaced` event fires and every index
  * follows. An answer about a revision that changed meanwhile is dropped. A worker that answers no
@@ -41,11 +37,12 @@ export interface ModelDiscoveryStats {
 export class ModelDiscovery {
   readonly #registry: WorkerRegistry;
   readonly #models: NonNullable<Transport['models']>;
-  readonly #timeoutMs: number;
+  readonly #timeout: ScopeTimeout;
   readonly #limiter: TaskLimiter;
   /** Worker id → the revision asked about (in flight or done). */
   readonly #asked = new Map<string, number>();
-  readonly #controllers = new Set<AbortController>();
+  /** The calls in flight, aborted by `close()`. */
+  readonly #calls = new AbortScopes();
   readonly stats: ModelDiscoveryStats = { calls: 0, discovered: 0, failures: 0 };
   #closed = false;
 
@@ -57,7 +54,7 @@ export class ModelDiscovery {
   ) {
     this.#registry = registry;
     this.#models = models;
-    this.#timeoutMs = timeoutMs;
+    this.#timeout = backgroundTimeout(timeoutMs);
     this.#limiter = new TaskLimiter(maxInFlight);
   }
 
@@ -77,8 +74,7 @@ export class ModelDiscovery {
   /** Aborts every call in flight; nothing more is asked. */
   close(): void {
     this.#closed = true;
-    for (const controller of this.#controllers) controller.abort();
-    this.#controllers.clear();
+    this.#calls.abortAll();
     this.#limiter.clear();
     this.#asked.clear();
   }
@@ -109,11 +105,10 @@ export class ModelDiscovery {
 
   /** The transport's answer, validated, or `undefined` (failed, timed out, aborted). */
   async #call(worker: Worker): Promise<string[] | undefined> {
-    const call = callWithDeadline((signal) => this.#models(worker, signal), this.#timeoutMs);
-    this.#controllers.add(call.controller);
-    const outcome = await call.settled;
-    this.#controllers.delete(call.controller);
-    return outcome.kind === 'value' ? validIds(outcome.value) : undefined;
+    const scope = this.#calls.open(undefined, this.#timeout);
+    const answer = await callWithDeadline((signal) => this.#models(worker, signal), scope);
+    this.#calls.close(scope);
+    return validIds(answer);
   }
 }
 
@@ -124,14 +119,7 @@ function validIds(answer: unknown): string[] | undefined {
   const n = Math.min(answer.length, 100 * MAX_MODELS_PER_WORKER);
   for (let i = 0; i < n && ids.size < MAX_MODELS_PER_WORKER; i++) {
     const id: unknown = answer[i];
-    if (
-      typeof id === 'string' &&
-      id.length > 0 &&
-      id.length <= MAX_MODEL_ID_LENGTH &&
-      id !== '*' &&
-      isWellFormed(id)
-    )
-      ids.add(id);
+    if (isModelId(id)) ids.add(id);
   }
   return [...ids];
 }

@@ -40,11 +40,6 @@ export class Readiness {
     this.#registry = registry;
   }
 
-  /** Callers waiting. */
-  get size(): number {
-    return this.#waiters.size;
-  }
-
   /**
    * Resolves once `minWorkers` workers (of `model`) are `ready`.
    *

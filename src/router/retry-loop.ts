@@ -32,10 +32,10 @@ export interface RetryCall<T> {
   readonly signal: AbortSignal;
 }
 
-/** @internal What the router lends the loop. */
+/** @internal What the router lends every loop: one object per router, shared by its calls. */
 export interface RetryHost {
-  /** The model's policy over its workers, without the `tried` ones. */
-  pick(tried: ReadonlySet<Worker>): Worker | undefined;
+  /** The policy of `request`'s model over its workers, without the `tried` ones. */
+  pick(request: SelectRequest, tried: ReadonlySet<Worker>): Worker | undefined;
   /** A lease on `worker`. */
   lease(worker: Worker): WorkerLease;
   /** Counts one attempt made, one retry scheduled, or one call that found no worker at all. */
@@ -84,7 +84,7 @@ export class RetryLoop<T> {
     const { config, signal } = this.#call;
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw signal.reason;
-      const worker = this.#host.pick(this.#tried);
+      const worker = this.#host.pick(this.#call.request, this.#tried);
       if (worker === undefined) {
         if (this.#tried.size === 0) throw this.#noWorker();
         break; // every available worker has been tried

@@ -223,8 +223,8 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
     loadPolling,
     circuitBreaker,
     retry: resolveRetryConfig(o.retry, 'retry'),
-    shouldRetry: readHook<ShouldRetry>('retry.shouldRetry', retry.shouldRetry),
-    onRetry: readHook<(event: RetryEvent) => void>('retry.onRetry', retry.onRetry),
+    // The router's own retry options, after the settings (table order: shouldRetry, onRetry).
+    ...RETRY_HOOK_OPTIONS.read(retry),
     discoverModels: own.discoverModels,
     maxConcurrentProbes: own.maxConcurrentProbes,
     reportLeakedLeases: own.reportLeakedLeases,
@@ -232,11 +232,19 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
   });
 }
 
-/** A function, or `undefined` when not given. */
-function readHook<F>(field: string, value: unknown): F | undefined {
-  if (value !== undefined && typeof value !== 'function') fail(field, 'a function', value);
-  return value as F | undefined;
-}
+/**
+ * @internal The router's own part of the `retry` option: the decision and its observer. The
+ * settings are `RETRY_OPTIONS`', which a model's override can replace; these it cannot.
+ */
+export const RETRY_HOOK_OPTIONS = new OptionTable(
+  'retry',
+  'RouterRetryConfig',
+  {
+    shouldRetry: callback<ShouldRetry>('a function', undefined, '`defaultShouldRetry`'),
+    onRetry: callback<(event: RetryEvent) => void>('a function', undefined, 'none'),
+  },
+  'any',
+);
 
 /** @internal The load-polling options. */
 export const LOAD_POLLING_OPTIONS = new OptionTable(

@@ -5,26 +5,31 @@
  * @module
  */
 import { EventEmitter } from 'eventemitter3';
+import { AbortScopes } from '../core/abort.js';
 import { FleetRouteError } from '../core/errors.js';
 import { fail } from '../core/options.js';
 import type { Policy, SelectRequest } from '../policies/policy.js';
 import { selectPair } from '../policies/select-pair.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
+import { registryInternals } from '../registry/worker-registry.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
-import { type ResolvedRetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
+import { DEFAULT_HEALTH_TIMEOUT_MS } from '../resilience/health-config.js';
+import {
+  type ResolvedRetryConfig,
+  type RetryConfig,
+  resolveRetryConfig,
+} from '../resilience/retry-config.js';
 import type { LeaseState } from '../workers/lease-state.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
 import { leaseStateOf, type WorkerLease } from '../workers/worker.js';
-import { claimBreakerDefaults, releaseBreakerDefaults } from './breaker-defaults.js';
 import { BreakerWatch } from './breaker-watch.js';
-import { CallSignals } from './call-signals.js';
 import { HealthLoop } from './health-loop.js';
 import { LoadPoller } from './load-poller.js';
 import { ModelDiscovery } from './model-discovery.js';
 import { Readiness, type ReadyOptions } from './readiness.js';
 import type { AttemptContext } from './retry-decision.js';
-import { RetryLoop } from './retry-loop.js';
+import { type RetryHost, RetryLoop } from './retry-loop.js';
 import {
   type ResolvedRouterOptions,
   type RouterOptions,
@@ -120,7 +125,19 @@ export class Router {
   readonly #health: HealthLoop | undefined;
   readonly #loads: LoadPoller | undefined;
   readonly #discovery: ModelDiscovery | undefined;
-  readonly #calls = new CallSignals();
+  /**
+   * One scope per `execute` call in flight: each follows its caller's signal, and `close()`
+   * aborts them all.
+   */
+  readonly #calls = new AbortScopes();
+  /** What every `execute` call's {@link RetryLoop} borrows from the router (built once). */
+  readonly #retryHost: RetryHost;
+  /**
+   * A model's override (as stored by the registry, frozen) → it resolved over this router's
+   * `retry`: resolved once per override object, so a new `setModelRetryConfig` (a new object)
+   * is picked up by itself.
+   */
+  readonly #overrides = new WeakMap<RetryConfig, ResolvedRetryConfig>();
   readonly #readiness: Readiness;
   readonly #breakers: BreakerWatch;
   readonly #leaks: FinalizationRegistry<LeaseState> | undefined;
@@ -140,7 +157,9 @@ export class Router {
   constructor(options: RouterOptions) {
     this.#o = resolveRouterOptions(options);
     const o = this.#o;
-    if (o.circuitBreaker !== undefined) claimBreakerDefaults(o.registry, this, o.circuitBreaker);
+    // Checked (and resolved) by resolveRouterOptions; written as is.
+    if (o.circuitBreaker !== undefined)
+      registryInternals.claimBreakerDefaults(o.registry, this, o.circuitBreaker);
     this.#readiness = new Readiness(o.registry);
     this.#breakers = new BreakerWatch((worker, from, to) => this.#circuitChanged(worker, from, to));
     this.#discovery =
@@ -148,7 +167,7 @@ export class Router {
         ? new ModelDiscovery(
             o.registry,
             o.transport.models.bind(o.transport),
-            o.health?.timeoutMs ?? 5_000,
+            o.health?.timeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,
             o.maxConcurrentProbes,
           )
         : undefined;
@@ -166,6 +185,14 @@ export class Router {
             o.maxConcurrentProbes,
             (reports) => this.#deliverLoads(reports),
           );
+    this.#retryHost = {
+      pick: (request, tried) => this.#pick(request, tried),
+      lease: (worker) => this.#lease(worker),
+      count: (what) => this.#count(what),
+      random: o.random,
+      shouldRetry: o.shouldRetry,
+      onRetry: o.onRetry,
+    };
     this.#leaks = o.reportLeakedLeases
       ? new FinalizationRegistry((state) => {
           if (state.end(undefined)) {
@@ -313,40 +340,14 @@ export class Router {
       fail('signal', 'an AbortSignal', signal);
     const req = readRequest(request);
     this.#executions++;
-    const model = typeof req.model === 'string' ? req.model : undefined;
-    const override = model === undefined ? undefined : this.#o.registry.getRetryConfig(model);
-    // The model's override holds only the fields given for it; the router's config fills the rest.
-    const retry =
-      override === undefined ? this.#o.retry : resolveRetryConfig(override, 'retry', this.#o.retry);
-    const call = this.#calls.open(signal);
+    const config = this.#retryConfigFor(req);
+    const scope = this.#calls.open(signal);
     try {
-      return await this.#attempt(req, send, retry, call.signal);
+      const call = { request: req, send, config, signal: scope.signal };
+      return await new RetryLoop(call, this.#retryHost).run();
     } finally {
-      call.dispose();
+      this.#calls.close(scope);
     }
-  }
-
-  /** The retry loop of {@link Router.execute} ({@link RetryLoop}), under one signal. */
-  #attempt<T>(
-    req: SelectRequest,
-    send: (worker: Worker, context: AttemptContext) => Promise<T>,
-    retry: ResolvedRetryConfig,
-    combined: AbortSignal,
-  ): Promise<T> {
-    const { random, shouldRetry, onRetry } = this.#o;
-    const call = { request: req, send, config: retry, signal: combined };
-    return new RetryLoop(call, {
-      pick: (tried) => this.#pick(req, tried),
-      lease: (worker) => this.#lease(worker),
-      count: (what) => {
-        if (what === 'attempts') this.#attempts++;
-        else if (what === 'retries') this.#retries++;
-        else this.#noWorker++;
-      },
-      random,
-      shouldRetry,
-      onRetry,
-    }).run();
   }
 
   /**
@@ -403,14 +404,16 @@ export class Router {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // First, so no circuitChanged event is emitted from here on (an abort listener below may
+    // run user code that moves a breaker).
+    this.#breakers.close();
     this.#calls.abortAll(new FleetRouteError('CLOSED', 'the router is closed'));
     this.#o.registry.off('event', this.#onEvent);
     this.#health?.close();
     this.#loads?.close();
     this.#discovery?.close();
     this.#readiness.close();
-    this.#breakers.close();
-    releaseBreakerDefaults(this.#o.registry, this);
+    registryInternals.releaseBreakerDefaults(this.#o.registry, this);
     for (const policy of this.#policies()) policy.close?.();
     this.#emitter.removeAllListeners();
     await Promise.resolve();
@@ -429,6 +432,31 @@ export class Router {
       exclude !== undefined && exclude.size > 0 ? registry.getHashRing(model) : undefined;
     if (ring !== undefined) candidates = candidates.filter((w) => !exclude!.has(w));
     return policy.select(candidates, ring === undefined ? request : { ...request, ring });
+  }
+
+  /**
+   * The retry settings of a call: the router's, under the override of the request's model. The
+   * override holds only the fields given for it (validated and frozen by the registry); the
+   * router's config fills the rest. Cost: O(1) after the first call per override.
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when the override does not fit over the
+   *   router's settings (then on every call: nothing is cached).
+   */
+  #retryConfigFor(request: SelectRequest): ResolvedRetryConfig {
+    const model = typeof request.model === 'string' ? request.model : undefined;
+    const override = model === undefined ? undefined : this.#o.registry.getRetryConfig(model);
+    if (override === undefined) return this.#o.retry;
+    let resolved = this.#overrides.get(override);
+    if (resolved === undefined) {
+      resolved = resolveRetryConfig(override, 'retry', this.#o.retry);
+      this.#overrides.set(override, resolved);
+    }
+    return resolved;
+  }
+
+  #count(what: 'attempts' | 'retries' | 'noWorker'): void {
+    if (what === 'attempts') this.#attempts++;
+    else if (what === 'retries') this.#retries++;
+    else this.#noWorker++;
   }
 
   #lease(worker: Worker): WorkerLease {
@@ -481,19 +509,19 @@ export class Router {
     this.#discovery?.consider(worker);
   }
 
+  /**
+   * Emits `circuitChanged`. Called only through the breaker's observer, so a listener that throws
+   * is caught by the breaker (and cannot break the lease or probe that moved it), and never after
+   * `close()`, which closes the watch first.
+   */
   #circuitChanged(worker: Worker, from: CircuitState, to: CircuitState): void {
-    if (this.#closed) return;
-    try {
-      this.#emitter.emit('circuitChanged', {
-        type: 'circuitChanged',
-        workerId: worker.id,
-        url: worker.url,
-        from,
-        to,
-      });
-    } catch {
-      // A throwing listener must not break the lease that changed the breaker.
-    }
+    this.#emitter.emit('circuitChanged', {
+      type: 'circuitChanged',
+      workerId: worker.id,
+      url: worker.url,
+      from,
+      to,
+    });
   }
 }
 

@@ -21,16 +21,6 @@ export class TaskLimiter {
     this.#max = max;
   }
 
-  /** Tasks running now. */
-  get active(): number {
-    return this.#active;
-  }
-
-  /** Tasks waiting for a slot. */
-  get waiting(): number {
-    return this.#queue.length - this.#head;
-  }
-
   /**
    * Starts `task` now, or when a slot frees up. A task must always settle (or be abandoned by its
    * own timeout). `dropped` is called instead of the task if {@link TaskLimiter.clear} drops it

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { fail, readNumber, readObject } from '../core/options.js';
+import { callback, custom, number, OptionTable } from '../core/option-table.js';
+import { fail, readObject } from '../core/options.js';
 import { POLICY_NAMES } from '../policies/create-policy.js';
 import type { PolicyName } from '../policies/policy.js';
 import { type ArrivalProcess, describeArrivals } from './arrivals.js';
@@ -52,12 +53,33 @@ export interface CompareOptions {
   readonly arrivals?: ArrivalProcess;
   /** Offered load for the default Poisson arrivals, as a share of capacity. @defaultValue 0.8 */
   readonly load?: number;
+  /** As {@link SimulationOptions.routers}, for every run. */
   readonly routers?: number;
+  /** As {@link SimulationOptions.seed}, for every run. */
   readonly seed?: number;
+  /** As {@link SimulationOptions.loadPollIntervalMs}, for every run. */
   readonly loadPollIntervalMs?: number;
   /** Called as each policy's run progresses. */
   readonly onProgress?: (policy: PolicyName, completed: number, total: number) => void;
 }
+
+/**
+ * @internal The options {@link comparePolicies} reads itself, in the order it checks them (the
+ * workload, the policies and the fleet are checked before them; `routers`, `seed` and
+ * `loadPollIntervalMs` are read with `simulate`'s options, for each run).
+ */
+export const COMPARE_OPTIONS = new OptionTable(
+  '',
+  'CompareOptions',
+  {
+    load: number(0.8, 1e-6, 100),
+    policyConfigs: custom<Readonly<Record<string, unknown>>>(Object.freeze({}), (field, value) =>
+      readObject(field, value),
+    ),
+    onProgress: callback<NonNullable<CompareOptions['onProgress']>>('a function', undefined, ''),
+  },
+  'any',
+);
 
 /**
  * Runs each policy through `simulate` on the same workload, fleet, arrivals and seed, and
@@ -87,11 +109,7 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     }
   }
   const fleet = resolveFleetModel(o.fleet as FleetModelOptions | undefined);
-  const load = readNumber('load', o.load, 0.8, 1e-6, 100);
-  const configs = readObject('policyConfigs', o.policyConfigs);
-  if (o.onProgress !== undefined && typeof o.onProgress !== 'function') {
-    fail('onProgress', 'a function', o.onProgress);
-  }
+  const { load, policyConfigs: configs, onProgress } = COMPARE_OPTIONS.read(o);
   const ceiling = ceilingHitRate(workload, fleet.blockSize);
   const capacity = fleetCapacity(workload, fleet, ceiling);
   const traced =
@@ -102,7 +120,6 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
         ? { kind: 'trace' }
         : { kind: 'poisson', ratePerSecond: Math.max(1e-6, load * capacity) }
       : resolveArrivals(o.arrivals);
-  const onProgress = o.onProgress as CompareOptions['onProgress'];
   const plans = policies.map((policy) => {
     const simulation: SimulationOptions = {
       workload,
@@ -138,8 +155,9 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
         ? `${describe} (${Math.round(load * 100)} % of capacity)`
         : describe,
     timestampOffsetMs,
-    routers: (o.routers as number | undefined) ?? 1,
-    seed: (o.seed as number | undefined) ?? 1,
+    // Every plan holds the same resolved values; `policies` is never empty.
+    routers: plans[0]!.routers,
+    seed: plans[0]!.seed,
     ceiling,
     capacity,
     runs,

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { custom, integer, number, OptionTable } from '../core/option-table.js';
-import { readInteger } from '../core/options.js';
+import { integer, number, OptionTable, orInfinity } from '../core/option-table.js';
 
 /**
  * Parameters of the simulated engines. Every field is optional in {@link FleetModelOptions}.
@@ -42,11 +41,7 @@ export type FleetModelOptions = Partial<FleetModel>;
 export const FLEET_OPTIONS = new OptionTable('fleet', 'FleetModel', {
   workers: integer(8, 1, 4_096),
   // `Infinity`: an unbounded cache.
-  cacheTokens: custom(262_144, (field, value, fallback) =>
-    value === Number.POSITIVE_INFINITY
-      ? Number.POSITIVE_INFINITY
-      : readInteger(field, value, fallback, 1, 1e12),
-  ),
+  cacheTokens: orInfinity(integer(262_144, 1, 1e12)),
   blockSize: integer(16, 1, 4_096),
   prefillTokensPerSecond: number(8_000, 1, 1e9),
   decodeStepMs: number(6, 0, 1e6),

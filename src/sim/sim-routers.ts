@@ -12,27 +12,21 @@ import { WorkerRegistry } from '../registry/worker-registry.js';
 import { Router } from '../router/router.js';
 import { policyConfigOf, type ResolvedSimulationOptions } from './simulation-options.js';
 
-/** @internal One router with its policy. */
-export interface RouterSide {
-  readonly router: Router;
-  readonly policy: Policy;
-}
-
 /**
  * @internal The routers of one run. Everything {@link SimRouters.open} builds is recorded as soon
  * as it exists, so {@link SimRouters.close} closes it even when `open` failed halfway.
  */
 export class SimRouters {
-  readonly #sides: RouterSide[] = [];
+  readonly #routers: Router[] = [];
   readonly #registries: WorkerRegistry[] = [];
   readonly #policies: Policy[] = [];
 
   /** The routers built so far, in order (requests go to them round-robin). */
-  get sides(): readonly RouterSide[] {
-    return this.#sides;
+  get routers(): readonly Router[] {
+    return this.#routers;
   }
 
-  /** Every router's policy, in router order. */
+  /** Every router's policy, in router order (`policies[k]` is `routers[k]`'s). */
   get policies(): readonly Policy[] {
     return this.#policies;
   }
@@ -68,7 +62,7 @@ export class SimRouters {
         policy.close?.();
         throw error;
       }
-      this.#sides.push({ router, policy });
+      this.#routers.push(router);
       this.#policies.push(policy);
       router.start();
     }
@@ -82,9 +76,9 @@ export class SimRouters {
    */
   async close(): Promise<void> {
     let failure: { readonly error: unknown } | undefined;
-    for (const side of this.#sides) {
+    for (const router of this.#routers) {
       try {
-        await side.router.close();
+        await router.close();
       } catch (error) {
         failure ??= { error };
       }

@@ -3,7 +3,14 @@
  *
  * @module
  */
-import { boolean, integer, number, OptionTable } from '../core/option-table.js';
+import {
+  boolean,
+  callback,
+  integer,
+  number,
+  OptionTable,
+  type Resolved,
+} from '../core/option-table.js';
 import { fail, readInteger, readNumber, readObject } from '../core/options.js';
 import { createPolicy, POLICY_NAMES } from '../policies/create-policy.js';
 import type { Policy, PolicyName } from '../policies/policy.js';
@@ -60,25 +67,24 @@ export interface SimulationOptions {
 }
 
 /** @internal {@link SimulationOptions} checked, with every default filled in. */
-export interface ResolvedSimulationOptions {
+export interface ResolvedSimulationOptions extends Resolved<typeof SIMULATION_OPTIONS.specs> {
   readonly workload: Workload;
   readonly policy: PolicyName;
   readonly policyConfig: Readonly<Record<string, unknown>>;
   readonly fleet: FleetModel;
   readonly arrivals: ArrivalProcess;
-  readonly routers: number;
-  readonly seed: number;
-  readonly loadPollIntervalMs: number;
-  readonly sampleIntervalMs: number;
-  readonly precision: boolean;
-  readonly onProgress: ((completed: number, total: number) => void) | undefined;
 }
 
-/** @internal The simulation's own scalar options (the fleet and arrivals have their own readers). */
+/**
+ * @internal The simulation's own scalar options and its progress callback (the workload, the
+ * policy, the fleet and the arrivals have their own readers). `onProgress` comes first: it is
+ * checked before the others.
+ */
 export const SIMULATION_OPTIONS = new OptionTable(
   '',
   'SimulationOptions',
   {
+    onProgress: callback<(completed: number, total: number) => void>('a function', undefined, ''),
     routers: integer(1, 1, 1_024),
     seed: integer(1, 0, 0xffff_ffff),
     loadPollIntervalMs: number(10_000, 0, 1e9),
@@ -106,22 +112,14 @@ export function resolveSimulationOptions(
   if (!(POLICY_NAMES as readonly unknown[]).includes(o.policy)) {
     fail('policy', `one of ${POLICY_NAMES.join(', ')}`, o.policy);
   }
-  if (o.onProgress !== undefined && typeof o.onProgress !== 'function') {
-    fail('onProgress', 'a function', o.onProgress);
-  }
   const own = SIMULATION_OPTIONS.read(o);
   const resolved: ResolvedSimulationOptions = {
     workload,
     policy: o.policy as PolicyName,
     policyConfig: readObject('policyConfig', o.policyConfig),
-    fleet: readFleetModel(o.fleet),
+    fleet: FLEET_OPTIONS.read(o.fleet),
     arrivals: resolveArrivals(o.arrivals),
-    routers: own.routers,
-    seed: own.seed,
-    loadPollIntervalMs: own.loadPollIntervalMs,
-    sampleIntervalMs: own.sampleIntervalMs,
-    precision: own.precision,
-    onProgress: o.onProgress as ResolvedSimulationOptions['onProgress'],
+    ...own,
   };
   (createPolicy(resolved.policy, policyConfigOf(resolved, 0) as never) as Policy).close?.();
   return resolved;
@@ -145,10 +143,6 @@ export function policyConfigOf(
  * @public
  */
 export function resolveFleetModel(options?: FleetModelOptions): FleetModel {
-  return readFleetModel(options);
-}
-
-function readFleetModel(options: unknown): FleetModel {
   return FLEET_OPTIONS.read(options);
 }
 

@@ -6,6 +6,7 @@
  * @internal
  */
 import { FleetRouteError } from '../core/errors.js';
+import type { Router } from '../router/router.js';
 import type { WorkerLease } from '../workers/worker.js';
 import { ArrivalSchedule } from './arrival-schedule.js';
 import { blockKeys } from './block-keys.js';
@@ -15,7 +16,7 @@ import { deliverLoads, LoadPolls } from './load-polls.js';
 import { PrecisionProbe } from './precision-probe.js';
 import type { PolicyRun } from './result.js';
 import { RunTally } from './run-tally.js';
-import type { RouterSide, SimRouters } from './sim-routers.js';
+import type { SimRouters } from './sim-routers.js';
 import type { ResolvedSimulationOptions } from './simulation-options.js';
 import { Timeline } from './timeline.js';
 import { promptOf } from './workload-check.js';
@@ -45,7 +46,7 @@ export class SimulationRun {
   readonly #schedule: ArrivalSchedule;
   readonly #polls: LoadPolls | undefined;
   readonly #timeline: Timeline;
-  #sides: readonly RouterSide[] = [];
+  #routers: readonly Router[] = [];
   #now = 0;
   #events = 0;
   /** Requests on a worker (waiting or running); released requests queued but not yet sent. */
@@ -88,7 +89,7 @@ export class SimulationRun {
    *   request's `tokens()` misbehaves or some requests never ran.
    */
   run(routers: SimRouters): void {
-    this.#sides = routers.sides;
+    this.#routers = routers.routers;
     const queue = this.#queue;
     const schedule = this.#schedule;
     this.#o.onProgress?.(0, this.#total);
@@ -222,14 +223,14 @@ export class SimulationRun {
       return;
     }
     const now = this.#now;
-    const side = this.#sides[this.#tally.sent % this.#sides.length]!;
+    const router = this.#routers[this.#tally.sent % this.#routers.length]!;
     const tokens = promptOf(request, id);
     const keys = blockKeys(tokens, this.#o.fleet.blockSize);
     const best = this.#precision.measure(keys, request.promptLength, this.#engines);
     const selectRequest =
       request.routingKey === undefined ? { tokens } : { tokens, routingKey: request.routingKey };
     const started = performance.now();
-    const lease = side.router.select(selectRequest);
+    const lease = router.select(selectRequest);
     const routingMs = performance.now() - started;
     const worker = lease === undefined ? undefined : this.#workerOf.get(lease.worker.url);
     this.#tally.onSend(now, routingMs, worker);

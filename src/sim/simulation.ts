@@ -15,9 +15,6 @@ import type { SimulationOptions } from './simulation-options.js';
 import { type ResolvedSimulationOptions, resolveSimulationOptions } from './simulation-options.js';
 import { SimulationRun } from './simulation-run.js';
 
-export type { SimulationOptions } from './simulation-options.js';
-export { resolveFleetModel } from './simulation-options.js';
-
 /**
  * Runs one policy on `options.workload` over the simulated fleet and reports the outcome.
  * Deterministic for a given seed, except `routingMicrosPerRequest` (wall-clock time).

@@ -7,6 +7,7 @@ import { FleetRouteError } from '../core/errors.js';
 import {
   fail,
   givenFields,
+  isWellFormed,
   readEnum,
   readInteger,
   readObject,
@@ -50,6 +51,23 @@ export const WORKER_STATUSES: readonly WorkerStatus[] = Object.freeze([
 export const MAX_MODEL_ID_LENGTH = 256;
 /** Most model ids one worker may serve. @public */
 export const MAX_MODELS_PER_WORKER = 1024;
+
+/**
+ * @internal The one rule for a model id a worker may name (in its spec, or in a model-discovery
+ * answer): a non-empty, well-formed string of at most {@link MAX_MODEL_ID_LENGTH} code units,
+ * other than `'*'` (the wildcard is not a model: a wildcard worker names none).
+ *
+ * @returns whether `value` is such an id; never throws. Cost: O(length).
+ */
+export function isModelId(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length > 0 &&
+    value.length <= MAX_MODEL_ID_LENGTH &&
+    value !== '*' &&
+    isWellFormed(value)
+  );
+}
 
 /**
  * What a caller registers. Only `url` is required.
@@ -193,17 +211,20 @@ function readModels(value: unknown): readonly string[] {
   if (value.length === 0) return EMPTY_MODELS;
   const seen = new Set<string>();
   // An index loop, not forEach: a hole (`new Array(3)`) must fail like `undefined`, not vanish.
-  for (let i = 0; i < value.length; i++) {
-    const id = readString(`spec.models[${i}]`, value[i], MAX_MODEL_ID_LENGTH);
-    if (id === '*')
-      fail(
-        `spec.models[${i}]`,
-        "a model id ('*' is not one: leave models empty for a wildcard worker)",
-        id,
-      );
-    seen.add(id);
-  }
+  for (let i = 0; i < value.length; i++) seen.add(readModelId(`spec.models[${i}]`, value[i]));
   return Object.freeze([...seen]);
+}
+
+/**
+ * `value` if it {@link isModelId is a model id}; else throws naming `field`, with the rule it
+ * breaks.
+ */
+function readModelId(field: string, value: unknown): string {
+  if (isModelId(value)) return value;
+  if (value === '*')
+    fail(field, "a model id ('*' is not one: leave models empty for a wildcard worker)", value);
+  // Not '*', so it breaks the string rule, which readString reports (and throws for).
+  return readString(field, value, MAX_MODEL_ID_LENGTH);
 }
 
 function readLabels(value: unknown): Readonly<Record<string, string>> {

@@ -8,6 +8,9 @@ import { describe, expect, it } from 'vitest';
 import type { Flag } from '../../src/cli/flags.js';
 import { ARRIVAL_FLAGS, GENERATOR_FLAGS, SIMULATE_FLAGS } from '../../src/cli/simulate-flags.js';
 import { parseSimulateArgs } from '../../src/cli/simulate-options.js';
+import type { BoundedSpec } from '../../src/core/option-table.js';
+import { COMPARE_OPTIONS } from '../../src/sim/compare.js';
+import { FLEET_OPTIONS } from '../../src/sim/fleet-model.js';
 import {
   DEFAULT_FLEET_MODEL,
   DEFAULT_POLICIES,
@@ -17,7 +20,7 @@ import {
   type Workload,
   zeroReuse,
 } from '../../src/sim/index.js';
-import { resolveSimulationOptions } from '../../src/sim/simulation-options.js';
+import { resolveSimulationOptions, SIMULATION_OPTIONS } from '../../src/sim/simulation-options.js';
 import { runCli } from '../support/cli.js';
 
 const TRACE = join(process.cwd(), 'test/sim/fixtures/mooncake-sample.jsonl');
@@ -137,6 +140,34 @@ describe('the flags of fleetroute simulate', () => {
     expect(resolved.routers).toBe(f.routers.fallback);
     expect(resolved.seed).toBe(f.seed.fallback);
     expect(resolved.loadPollIntervalMs).toBe(f['poll-ms'].fallback);
+  });
+
+  it.each([
+    ['routers', SIMULATION_OPTIONS, 'routers'],
+    ['seed', SIMULATION_OPTIONS, 'seed'],
+    ['poll-ms', SIMULATION_OPTIONS, 'loadPollIntervalMs'],
+    ['workers', FLEET_OPTIONS, 'workers'],
+    ['cache-tokens', FLEET_OPTIONS, 'cacheTokens'],
+    ['load', COMPARE_OPTIONS, 'load'],
+  ] as const)('--%s accepts exactly the range of the option it passes on', (name, table, key) => {
+    const spec: Flag<unknown> = SIMULATE_FLAGS[name];
+    const { min, max } = table.specs[key as keyof typeof table.specs] as BoundedSpec;
+    const libraryAccepts = (value: number): boolean => {
+      try {
+        (table as { read(input: unknown): unknown }).read({ [key]: value });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (const value of [min, max]) {
+      expect(spec.read(String(value), name), `${name} ${value}`).toBe(value);
+      expect(libraryAccepts(value), `${key} ${value}`).toBe(true);
+    }
+    for (const value of [min - 1, max + 1]) {
+      expect(refuses(spec, name, String(value)), `${name} ${value}`).toBe(true);
+      expect(libraryAccepts(value), `${key} ${value}`).toBe(false);
+    }
   });
 
   it('only the paths take any text', () => {

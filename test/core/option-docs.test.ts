@@ -18,7 +18,12 @@ import {
 } from '../../src/resilience/circuit-breaker-config.js';
 import { HEALTH_OPTIONS } from '../../src/resilience/health-config.js';
 import { RETRY_OPTIONS } from '../../src/resilience/retry-config.js';
-import { LOAD_POLLING_OPTIONS, ROUTER_OPTIONS } from '../../src/router/router-options.js';
+import {
+  LOAD_POLLING_OPTIONS,
+  RETRY_HOOK_OPTIONS,
+  ROUTER_OPTIONS,
+} from '../../src/router/router-options.js';
+import { COMPARE_OPTIONS } from '../../src/sim/compare.js';
 import { FLEET_OPTIONS } from '../../src/sim/fleet-model.js';
 import { SIMULATION_OPTIONS } from '../../src/sim/simulation-options.js';
 import { HOT_PREFIX_OPTIONS } from '../../src/sim/workloads/hot-prefix.js';
@@ -27,6 +32,7 @@ import { MULTI_TURN_CHAT_OPTIONS } from '../../src/sim/workloads/multi-turn-chat
 import { SHARED_PREFIX_OPTIONS } from '../../src/sim/workloads/shared-prefix.js';
 import { ZERO_REUSE_OPTIONS } from '../../src/sim/workloads/zero-reuse.js';
 import { HTTP_TRANSPORT_OPTIONS } from '../../src/transport/http/http-transport-options.js';
+import { PROMETHEUS_PARSE_OPTIONS } from '../../src/transport/http/prometheus-text.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 
@@ -41,10 +47,13 @@ const TABLES = [
   WINDOW_OPTIONS,
   LOAD_POLLING_OPTIONS,
   ROUTER_OPTIONS,
+  RETRY_HOOK_OPTIONS,
   REGISTRY_OPTIONS,
   HTTP_TRANSPORT_OPTIONS,
+  PROMETHEUS_PARSE_OPTIONS,
   FLEET_OPTIONS,
   SIMULATION_OPTIONS,
+  COMPARE_OPTIONS,
   SHARED_PREFIX_OPTIONS,
   MULTI_TURN_CHAT_OPTIONS,
   HOT_PREFIX_OPTIONS,

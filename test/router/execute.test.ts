@@ -274,6 +274,23 @@ describe('Router.execute', () => {
     await router.close();
   });
 
+  it('a new override for the model takes effect on the next call (the resolved one is not kept)', async () => {
+    const { registry, router } = await fleet(5, { retry: { maxAttempts: 5, initialBackoffMs: 0 } });
+    const send = vi.fn(async () => ({ status: 503 }));
+    registry.setModelRetryConfig('m', { maxAttempts: 2 });
+    const first = router.execute({ model: 'm' }, send);
+    await vi.runAllTimersAsync();
+    await first;
+
+    registry.setModelRetryConfig('m', { maxAttempts: 4 });
+    const second = router.execute({ model: 'm' }, send);
+    await vi.runAllTimersAsync();
+    await second;
+
+    expect(send).toHaveBeenCalledTimes(2 + 4);
+    await router.close();
+  });
+
   it('runs many calls at once without piling listeners on any shared signal (no leak warning)', async () => {
     const { router } = await fleet(4);
     const warnings: Error[] = [];

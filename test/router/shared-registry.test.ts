@@ -80,6 +80,23 @@ describe('two routers on one registry', () => {
     await c.router.close();
   });
 
+  it('the conflict check compares with the registry’s current defaults, also after setCircuitBreakerDefaults', async () => {
+    const registry = await registryOf(1);
+    const a = routerOn(registry, { circuitBreaker: { failureThreshold: 7 } });
+    registry.setCircuitBreakerDefaults({ failureThreshold: 9 });
+
+    // Asking for what the registry holds now is no conflict…
+    const b = routerOn(registry, { circuitBreaker: { failureThreshold: 9 } });
+    expect(registry.getAll()[0]!.circuitBreaker.config.failureThreshold).toBe(9);
+    // …and asking for the first router's settings, which the registry no longer holds, is one.
+    expect(
+      () => new Router({ registry, transport, circuitBreaker: { failureThreshold: 7 } }),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(registry.getAll()[0]!.circuitBreaker.config.failureThreshold).toBe(9);
+    await a.router.close();
+    await b.router.close();
+  });
+
   it('new breaker settings from the registry keep every router observing; an open breaker swapped reports open → closed', async () => {
     const registry = await registryOf(2, { circuitBreaker: { failureThreshold: 1 } });
     const a = routerOn(registry);
@@ -114,6 +131,23 @@ describe('two routers on one registry', () => {
     trip(registry, worker.url, 1);
 
     expect(a.changes).toEqual(['http://w0:1:closed>open']);
+    expect(b.changes).toEqual(['http://w0:1:closed>open']);
+    await a.router.close();
+    await b.router.close();
+  });
+
+  it('a circuitChanged listener that throws breaks neither the lease nor the other router', async () => {
+    const registry = await registryOf(1, { circuitBreaker: { failureThreshold: 1 } });
+    const a = routerOn(registry);
+    const b = routerOn(registry);
+    a.router.on('circuitChanged', () => {
+      throw new Error('listener bug');
+    });
+
+    expect(() => trip(registry, 'http://w0:1', 1)).not.toThrow();
+
+    expect(registry.getAll()[0]!.circuitBreaker.state).toBe('open');
+    expect(a.changes).toEqual(['http://w0:1:closed>open']); // added before the throwing one
     expect(b.changes).toEqual(['http://w0:1:closed>open']);
     await a.router.close();
     await b.router.close();

@@ -7,7 +7,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { FleetRouteError, invalidArgument } from '../../core/errors.js';
-import { custom, integer, OptionTable } from '../../core/option-table.js';
+import { custom, integer, OptionTable, type Resolved } from '../../core/option-table.js';
 import { describe, fail, readInteger, readString } from '../../core/options.js';
 import { fmix32 } from '../random.js';
 import type { SimRequest, Workload } from '../workload.js';
@@ -35,13 +35,6 @@ export interface MooncakeTraceOptions {
   readonly limit?: number;
   /** The workload's name, for reports (at most 100 characters). @defaultValue `'mooncake'` */
   readonly name?: string;
-}
-
-/** {@link MooncakeTraceOptions} once validated. */
-interface ResolvedOptions {
-  readonly blockTokens: number;
-  readonly limit: number | undefined;
-  readonly name: string;
 }
 
 const WHERE = 'mooncake';
@@ -85,7 +78,7 @@ export const MOONCAKE_OPTIONS = new OptionTable(WHERE, 'MooncakeTraceOptions', {
  * @public
  */
 export function parseMooncakeTrace(text: string, options: MooncakeTraceOptions = {}): Workload {
-  return parseResolved(text, resolveOptions(options));
+  return parseResolved(text, MOONCAKE_OPTIONS.read(options));
 }
 
 /**
@@ -105,7 +98,7 @@ export async function readMooncakeTrace(
   path: string | URL,
   options: MooncakeTraceOptions = {},
 ): Promise<Workload> {
-  const resolved = resolveOptions(options);
+  const resolved = MOONCAKE_OPTIONS.read(options);
   if (typeof path !== 'string' && !(path instanceof URL))
     fail(`${WHERE} path`, 'a string or URL', path);
   let text: string;
@@ -125,9 +118,8 @@ export async function readMooncakeTrace(
   });
 }
 
-function resolveOptions(options: unknown): ResolvedOptions {
-  return MOONCAKE_OPTIONS.read(options);
-}
+/** {@link MooncakeTraceOptions} once validated. */
+type ResolvedOptions = Resolved<typeof MOONCAKE_OPTIONS.specs>;
 
 function parseResolved(text: unknown, options: ResolvedOptions): Workload {
   if (typeof text !== 'string') fail(`${WHERE} text`, 'a string', text);

@@ -123,6 +123,12 @@ export function isUsableApiKey(key: string): boolean {
   return key.length <= MAX_API_KEY_LENGTH && HEADER_SAFE.test(key);
 }
 
+/**
+ * @internal Default of {@link HttpTransportOptions.maxTrackedWorkers}, and the bound of the
+ * warnings remembered when that option is 0.
+ */
+export const DEFAULT_MAX_TRACKED_WORKERS = 4_096;
+
 /** @internal The transport's options (unknown ones are rejected, so a typo fails fast). */
 export const HTTP_TRANSPORT_OPTIONS = new OptionTable('httpTransport', 'HttpTransportOptions', {
   // Read when the transport is created: `globalThis.fetch` at that moment.
@@ -145,7 +151,7 @@ export const HTTP_TRANSPORT_OPTIONS = new OptionTable('httpTransport', 'HttpTran
     epochClock,
     '`performance.timeOrigin + performance.now()`',
   ),
-  maxTrackedWorkers: integer(4_096, 0, 1_048_576),
+  maxTrackedWorkers: integer(DEFAULT_MAX_TRACKED_WORKERS, 0, 1_048_576),
   onWarning: callback<(warning: HttpTransportWarning) => void>(
     'a function',
     emitProcessWarning,

@@ -9,6 +9,7 @@ import type { Worker } from '../../workers/worker.js';
 import type { Transport } from '../transport.js';
 import { CallDeadline } from './call-deadline.js';
 import {
+  DEFAULT_MAX_TRACKED_WORKERS,
   type FetchFunction,
   type HttpTransportOptions,
   isUsableApiKey,
@@ -122,7 +123,10 @@ class HttpTransportImpl implements HttpTransport {
     this.#options = options;
     this.#fetch = options.fetch;
     this.#loads = new LoadReader(options.maxTrackedWorkers);
-    this.#warnings = new WarningLog(options.onWarning, options.maxTrackedWorkers || 4_096);
+    this.#warnings = new WarningLog(
+      options.onWarning,
+      options.maxTrackedWorkers || DEFAULT_MAX_TRACKED_WORKERS,
+    );
   }
 
   async probe(worker: Worker, signal?: AbortSignal): Promise<boolean> {

@@ -121,9 +121,13 @@ export class LineScanner {
   #comment(types: Map<string, PrometheusMetricType>): LineOutcome {
     this.#pos++;
     this.#skipBlanks();
-    const keyword = this.#token();
-    if (keyword === 'EOF' && this.#pos === this.#end) return 'eof';
-    if (keyword !== 'TYPE') return 'comment';
+    // The keyword is compared in place: a comment line allocates nothing.
+    const start = this.#pos;
+    const length = this.#tokenEnd() - start;
+    if (length === 3 && this.#text.startsWith('EOF', start) && this.#pos === this.#end) {
+      return 'eof';
+    }
+    if (length !== 4 || !this.#text.startsWith('TYPE', start)) return 'comment';
     this.#skipBlanks();
     const name = this.#metricName();
     if (name === undefined) return 'comment';

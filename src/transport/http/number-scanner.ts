@@ -31,11 +31,11 @@ function skipDigits(text: string, p: number, end: number): number {
 }
 
 /**
- * @internal Whether `text[start … end)` is a decimal float of the text format:
+ * Whether `text[start … end)` is a decimal float of the text format:
  * `[+-]?(digits[.digits?] | .digits)([eE][+-]?digits)?`, nothing before or after.
  * Cost: one pass over the range.
  */
-export function isDecimal(text: string, start: number, end: number): boolean {
+function isDecimal(text: string, start: number, end: number): boolean {
   let p = start;
   if (p < end) {
     const c = text.charCodeAt(p);
@@ -67,10 +67,10 @@ export function isDecimal(text: string, start: number, end: number): boolean {
 }
 
 /**
- * @internal Whether `text[start … end)` is an integer timestamp: `-?digits`, nothing else.
+ * Whether `text[start … end)` is an integer timestamp: `-?digits`, nothing else.
  * Cost: one pass over the range.
  */
-export function isInteger(text: string, start: number, end: number): boolean {
+function isInteger(text: string, start: number, end: number): boolean {
   let p = start;
   if (p < end && text.charCodeAt(p) === MINUS) p++;
   return p < end && skipDigits(text, p, end) === end;

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { fail, readInteger, readObject } from '../../core/options.js';
+import { callback, integer, OptionTable } from '../../core/option-table.js';
+import { fail } from '../../core/options.js';
 import { LineScanner } from './line-scanner.js';
 import type { PrometheusMetricType, PrometheusSample } from './prometheus-sample.js';
 
@@ -66,14 +67,30 @@ export interface PrometheusParseResult {
   readonly truncated: boolean;
 }
 
-/** @internal Default of {@link PrometheusParseOptions.maxLength}. */
-export const DEFAULT_MAX_TEXT_LENGTH = 16_777_216;
-/** @internal Default of {@link PrometheusParseOptions.maxLines}. */
-export const DEFAULT_MAX_LINES = 500_000;
+const MAX = Number.MAX_SAFE_INTEGER;
+
+/**
+ * @internal The options of {@link parsePrometheusText}, in the order they are checked. Other
+ * keys are ignored.
+ */
+export const PROMETHEUS_PARSE_OPTIONS = new OptionTable(
+  'parsePrometheusText.options',
+  'PrometheusParseOptions',
+  {
+    maxLength: integer(16_777_216, 0, MAX),
+    maxLines: integer(500_000, 0, MAX),
+    maxLineLength: integer(65_536, 1, MAX),
+    maxValueLength: integer(128, 1, MAX),
+    filter: callback<(name: string) => boolean>('a function', undefined, 'every sample is kept'),
+  },
+  'any',
+);
+
+const DEFAULTS = PROMETHEUS_PARSE_OPTIONS.read(undefined);
 /** @internal Default of {@link PrometheusParseOptions.maxLineLength}. */
-export const DEFAULT_MAX_LINE_LENGTH = 65_536;
+export const DEFAULT_MAX_LINE_LENGTH = DEFAULTS.maxLineLength;
 /** @internal Default of {@link PrometheusParseOptions.maxValueLength}. */
-export const DEFAULT_MAX_VALUE_LENGTH = 128;
+export const DEFAULT_MAX_VALUE_LENGTH = DEFAULTS.maxValueLength;
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
@@ -119,31 +136,8 @@ export function parsePrometheusText(
   options: PrometheusParseOptions = {},
 ): PrometheusParseResult {
   if (typeof text !== 'string') fail('parsePrometheusText.text', 'a string', text);
-  const o = readObject('parsePrometheusText.options', options);
-  const maxLength = readInteger(
-    'parsePrometheusText.options.maxLength',
-    o.maxLength,
-    DEFAULT_MAX_TEXT_LENGTH,
-  );
-  const maxLines = readInteger(
-    'parsePrometheusText.options.maxLines',
-    o.maxLines,
-    DEFAULT_MAX_LINES,
-  );
-  const maxLineLength = readInteger(
-    'parsePrometheusText.options.maxLineLength',
-    o.maxLineLength,
-    DEFAULT_MAX_LINE_LENGTH,
-    1,
-  );
-  const maxValueLength = readInteger(
-    'parsePrometheusText.options.maxValueLength',
-    o.maxValueLength,
-    DEFAULT_MAX_VALUE_LENGTH,
-    1,
-  );
-  if (o.filter !== undefined && typeof o.filter !== 'function')
-    fail('parsePrometheusText.options.filter', 'a function', o.filter);
+  const { maxLength, maxLines, maxLineLength, maxValueLength, filter } =
+    PROMETHEUS_PARSE_OPTIONS.read(options);
 
   let end = text.length;
   let truncated = false;
@@ -156,11 +150,7 @@ export function parsePrometheusText(
         : Math.max(text.lastIndexOf('\n', maxLength - 1), 0);
   }
 
-  const scanner = new LineScanner(
-    text,
-    o.filter as ((name: string) => boolean) | undefined,
-    maxValueLength,
-  );
+  const scanner = new LineScanner(text, filter, maxValueLength);
   const samples: PrometheusSample[] = [];
   const types = new Map<string, PrometheusMetricType>();
   let skippedLines = 0;
