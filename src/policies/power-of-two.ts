@@ -11,7 +11,7 @@ import type { Policy } from './policy.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { LoadTable, type StoredLoad } from './support/load-table.js';
 import type { RandomSource } from './support/random.js';
-import { isWorkerList, pick, Sampler } from './support/sampling.js';
+import { isWorkerList, pick, readState, Sampler } from './support/sampling.js';
 
 /** Options of the `power_of_two` policy. @public */
 export interface PowerOfTwoConfig extends CommonPolicyConfig {
@@ -36,22 +36,27 @@ export const POWER_OF_TWO_OPTIONS = policyOptions('power_of_two', 'PowerOfTwoCon
  * choice to O(log log n)). Load is counted in requests, on one scale for both samples:
  *
  * - when **both** have a fresh load report with a request count, each scores
- *   `runningRequests + waitingRequests` (a missing one of the two reads as 0) plus the requests
- *   this policy sent it since that report, so a report that says "idle" stops attracting traffic
- *   as soon as this router has filled the gap;
+ *   `runningRequests + waitingRequests` (a missing one of the two reads as 0) plus the change in
+ *   this router's in-flight count on that worker since the report arrived: the requests it sent
+ *   since, net of those that finished. With one router the score is the worker's load now, however
+ *   old the report; with several, the other routers' part is as old as the report, this router's
+ *   part is current. So a report that says "idle" stops attracting traffic as soon as this router
+ *   has filled the gap, and a report that says "busy" stops repelling it as soon as this router's
+ *   requests there finish;
  * - otherwise both score their in-flight request count (leases).
  *
  * It never compares one worker's report with the other's lease count, and never KV-cache usage
- * (a share of memory, not a number of requests). Ties go to the first sample. Every pick of a
- * worker whose fresh report holds a request count adds one to that report's sent count, even
- * when the comparison used lease counts; `updateLoads` starts each reported worker again from 0.
+ * (a share of memory, not a number of requests). Ties go to the first sample. The in-flight count
+ * at a report's arrival is read when `updateLoads` stores it, for the workers of the last list
+ * this policy routed over (the registry's array, normally); a worker of another list is read the
+ * first time it is sampled after the report.
  *
  * Choose it when requests are alike in cost, or when several routers share a fleet (a report
  * holds the other routers' requests); `least_load` when requests vary in size or workers in speed.
  *
  * Cost: O(1) expected (two steps of a random walk without repeats), two array reads and one clock
- * read when reports exist; no allocation per call. The first call on a list after each
- * `updateLoads` lays the reports out in list order, O(n) (keep passing the registry's arrays).
+ * read when reports exist; no allocation per call. `updateLoads` and the first call on a list
+ * after it lay the reports out in list order, O(n) (keep passing the registry's arrays).
  * Failure behaviour: unavailable workers are never sampled; with one available worker it is
  * chosen; with none, `undefined`. Negative or non-finite report fields read as absent; a report
  * with neither request count is treated as no report.
@@ -62,8 +67,10 @@ export class PowerOfTwoPolicy implements Policy {
   readonly name = 'power_of_two' as const;
   readonly #random: RandomSource;
   readonly #sampler = new Sampler();
-  /** Reports per URL; `StoredLoad.credit` counts the requests sent since each one (not tokens). */
+  /** Reports per URL, each with this router's in-flight count when it arrived. */
   readonly #loads: LoadTable;
+  /** The last list routed over, whose in-flight counts `updateLoads` records. */
+  #lastList: readonly Worker[] | undefined;
   readonly #pair = new Int32Array(2);
   readonly #inFlight = new Float64Array(2);
 
@@ -88,62 +95,83 @@ export class PowerOfTwoPolicy implements Policy {
     if (found === 0) return undefined;
     let a: StoredLoad | undefined;
     let b: StoredLoad | undefined;
+    this.#lastList = workers;
     if (this.#loads.size > 0) {
       const reports = this.#loads.alignedTo(workers);
       const now = this.#loads.now();
-      a = this.#counted(reports[pair[0]!], now);
-      if (found === 2) b = this.#counted(reports[pair[1]!], now);
+      a = this.#counted(reports[pair[0]!], now, inFlight[0]!);
+      if (found === 2) b = this.#counted(reports[pair[1]!], now, inFlight[1]!);
     }
     let second = false;
     if (found === 2) {
       second =
         a !== undefined && b !== undefined
-          ? reportedLoad(b) < reportedLoad(a)
+          ? currentLoad(b, inFlight[1]!) < currentLoad(a, inFlight[0]!)
           : inFlight[1]! < inFlight[0]!;
     }
-    const report = second ? b : a;
-    if (report !== undefined) report.credit += 1;
     return pick(workers, pair[second ? 1 : 0]!);
   }
 
   /**
    * Stores the reports (negative or non-finite fields read as absent; entries that are not
-   * objects are skipped; a non-`Map` argument is ignored) and sets each reported worker's sent
-   * count back to 0: its new counts include what was sent. Unknown URLs are kept until they go
-   * stale. O(reports).
+   * objects are skipped; a non-`Map` argument is ignored) with this router's in-flight count on
+   * each reported worker of the last list routed over: what changes after it is added to the
+   * report's count. Unknown URLs are kept until they go stale. O(reports + that list).
    */
   updateLoads(reports: ReadonlyMap<string, LoadReport>): void {
     this.#loads.update(reports);
+    const list = this.#lastList;
+    if (list === undefined || this.#loads.size === 0) return;
+    const aligned = this.#loads.alignedTo(list);
+    const state = this.#sampler.state;
+    for (let i = 0; i < aligned.length; i++) {
+      const report = aligned[i];
+      if (report === undefined || !Number.isNaN(report.leasesAtReport)) continue;
+      readState(list[i], state);
+      report.leasesAtReport = state.load;
+    }
   }
 
-  /** Forgets the worker's report and sent count. */
+  /** Forgets the worker's report. */
   removeWorker(url: string): void {
     this.#loads.remove(url);
   }
 
-  /** Forgets every report and sent count. */
+  /** Forgets every report. */
   reset(): void {
     this.#loads.clear();
+    this.#lastList = undefined;
   }
 
   close(): void {
-    this.#loads.clear();
+    this.reset();
   }
 
-  /** The report if it is fresh at `now` and holds a request count, else `undefined`. */
-  #counted(report: StoredLoad | undefined, now: number): StoredLoad | undefined {
+  /**
+   * The report if it is fresh at `now` and holds a request count, else `undefined`. A report
+   * read for the first time takes `inFlight` (the worker's count now) as its baseline.
+   */
+  #counted(report: StoredLoad | undefined, now: number, inFlight: number): StoredLoad | undefined {
     if (!this.#loads.isFresh(report, now)) return undefined;
-    return Number.isNaN(report.runningRequests) && Number.isNaN(report.waitingRequests)
-      ? undefined
-      : report;
+    if (Number.isNaN(report.runningRequests) && Number.isNaN(report.waitingRequests)) {
+      return undefined;
+    }
+    if (Number.isNaN(report.leasesAtReport)) report.leasesAtReport = inFlight;
+    return report;
   }
 }
 
-/** Requests the report counted, plus those sent since (absent counts read as 0). */
-function reportedLoad(report: StoredLoad): number {
+/**
+ * Requests the report counted (absent counts read as 0), plus the change in this router's
+ * in-flight count since: `inFlight` is the count now.
+ */
+function currentLoad(report: StoredLoad, inFlight: number): number {
   const running = report.runningRequests;
   const waiting = report.waitingRequests;
   return (
-    (Number.isNaN(running) ? 0 : running) + (Number.isNaN(waiting) ? 0 : waiting) + report.credit
+    (Number.isNaN(running) ? 0 : running) +
+    (Number.isNaN(waiting) ? 0 : waiting) +
+    inFlight -
+    report.leasesAtReport
   );
 }

@@ -125,6 +125,52 @@ describe('power_of_two', () => {
     expect(route(policy, workers, 3)).toEqual([3, 0]);
   });
 
+  it("a report that called a worker busy stops repelling traffic once this router's requests there finish", async () => {
+    // Arrange: this router holds 6 requests on A and 2 on B when the report arrives, and the
+    // report counts exactly those. Then A's 6 finish; the next report is 10 s away.
+    const { workers } = await buildFleet([ready, ready]);
+    let now = 0;
+    const policy = createPolicy('power_of_two', { seed: 11, clock: () => now });
+    const onA = Array.from({ length: 6 }, () => workers[0]!.acquire());
+    const onB = Array.from({ length: 2 }, () => workers[1]!.acquire());
+    policy.select(workers)?.incrementProcessed(); // the policy has seen the list
+    policy.updateLoads(
+      new Map<string, LoadReport>([
+        [workers[0]!.url, { runningRequests: 6 }],
+        [workers[1]!.url, { runningRequests: 2 }],
+      ]),
+    );
+    now = 1_000;
+    for (const lease of onA) lease.release();
+
+    // Act: 6 requests, none finishing.
+    const sent = route(policy, workers, 6);
+
+    // Assert: A (0 now) takes the first two, then the two share: A ends within one of B (2 + sent).
+    expect(sent[0]).toBeGreaterThanOrEqual(3);
+    expect(Math.abs(sent[0]! - (2 + sent[1]!))).toBeLessThanOrEqual(1);
+    for (const lease of onB) lease.release();
+  });
+
+  it('reads the in-flight count of a worker of another list the first time it samples it', async () => {
+    const { workers } = await buildFleet([ready, ready]);
+    const policy = createPolicy('power_of_two', { seed: 11, clock: () => 0 });
+    const held = [workers[0]!.acquire(), workers[0]!.acquire()];
+    policy.updateLoads(
+      new Map<string, LoadReport>([
+        [workers[0]!.url, { runningRequests: 2 }],
+        [workers[1]!.url, { runningRequests: 3 }],
+      ]),
+    );
+
+    // The first select takes the counts now as the baseline: A reads 2, B reads 3.
+    expect(policy.select(workers)).toBe(workers[0]);
+    for (const lease of held) lease.release();
+
+    // A's two finished: 0 against B's 3.
+    expect(route(policy, workers, 3)).toEqual([3, 0]);
+  });
+
   it('counts a request against its report even when it was the only available worker', async () => {
     const { registry, workers } = await buildFleet([ready, ready]);
     const policy = createPolicy('power_of_two', { seed: 3, clock: () => 0 });

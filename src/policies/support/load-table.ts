@@ -23,6 +23,12 @@ export interface StoredLoad {
    * router-side credit); a new report starts again from 0.
    */
   credit: number;
+  /**
+   * This router's requests in flight on the worker when the report arrived (`power_of_two`'s
+   * baseline: what it sent since, net of what finished, is the in-flight count minus this), or
+   * `NaN` until the policy has read it.
+   */
+  leasesAtReport: number;
 }
 
 function nonNegative(value: unknown): number {
@@ -83,6 +89,7 @@ export class LoadTable {
         throughput: nonNegative(report.throughput),
         receivedAt: now,
         credit: 0,
+        leasesAtReport: Number.NaN,
       });
     }
     this.#version++;
