@@ -7,12 +7,13 @@ import { IdentityMemo } from '../core/identity-memo.js';
 import { custom, derived, duration, integer, number } from '../core/option-table.js';
 import { readInteger } from '../core/options.js';
 import type { Clock } from '../resilience/clock.js';
-import { Worker } from '../workers/worker.js';
+import { Worker, workerInternals } from '../workers/worker.js';
+import { BucketIndex } from './bucket/bucket-index.js';
 import { SizeWindow } from './bucket/size-window.js';
 import type { Policy, SelectRequest } from './policy.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isImbalanced } from './support/imbalance.js';
-import { isWorkerList, pick, Sampler } from './support/sampling.js';
+import { isWorkerList, pick } from './support/sampling.js';
 
 /** Options of the `bucket` policy. @public */
 export interface BucketConfig extends CommonPolicyConfig {
@@ -54,17 +55,28 @@ export interface BucketConfig extends CommonPolicyConfig {
    * @defaultValue 1.5
    */
   readonly balanceRelThreshold?: number;
+  /**
+   * Deal bound, in requests of the recent mean size: a bucket takes the request only while the
+   * tokens dealt to it (since the available workers last changed) exceed the least-dealt
+   * bucket's by at most this many mean requests; otherwise the request goes to the nearest bucket
+   * (in size order) within the bound. Smaller spreads work as evenly as round robin does; larger
+   * keeps sizes together more strictly and lets a bucket's queue grow while its size range is
+   * busy. Cost: one O(log k) search.
+   * @defaultValue 1 (mean requests)
+   */
+  readonly loadSlack?: number;
 }
 
-/** Candidates in bucket order, built once per candidate list. */
-interface BucketOrder {
-  /** A copy of the list the order was built for, to notice a different or changed list. */
-  readonly members: readonly unknown[];
-  /** List indices of the distinct workers, by URL (code-unit order), then list position. */
-  readonly indices: Int32Array;
-  /** For each list index, its rank in `indices` (its bucket order), or -1 when left out. */
-  readonly rankOf: Int32Array;
-}
+let exposeIndex: (
+  policy: BucketPolicy,
+  workers: readonly Worker[],
+) => { owner: Worker; dealt: number }[];
+
+/** Requests the moving mean of the deal weights spans (an exponential mean). */
+const MEAN_SPAN = 256;
+
+/** Buckets looked at on each side for a least-loaded owner outside the imbalance escape. */
+const NEAR_STEPS = 16;
 
 /** @internal The options of `bucket`. */
 export const BUCKET_OPTIONS = policyOptions('bucket', 'BucketConfig', {
@@ -80,6 +92,7 @@ export const BUCKET_OPTIONS = policyOptions('bucket', 'BucketConfig', {
   refitIntervalMs: duration(5000),
   balanceAbsThreshold: number(32, 0, Number.MAX_VALUE),
   balanceRelThreshold: number(1.5, 1, Number.MAX_VALUE),
+  loadSlack: number(1, 0, Number.MAX_VALUE),
 });
 
 /**
@@ -94,28 +107,37 @@ export const BUCKET_OPTIONS = policyOptions('bucket', 'BucketConfig', {
  * every process, whatever the list order), own one bucket each: with k available workers, bucket
  * j takes sizes from boundary j up to boundary j + 1 (bucket 0 from 0, bucket k − 1 without an
  * upper end). The boundaries are the k-quantiles of the last `windowSize` routed sizes
- * (requests without a prompt count as 0), refitted every `refitIntervalMs`, so each worker
- * receives about the same share of requests; until a refit has seen `minSamples` sizes (and again after `reset()`) they are evenly spaced over
- * `[0, initialMaxTokens]`. A size exactly on a boundary may go to either bucket it touches, and
- * one on several equal boundaries (many identical recent sizes) to any bucket they bound: the
- * least loaded of them (then fewer `processed`, then the lower bucket), so identical prompts
- * spread instead of piling onto one worker. Either way a longer prompt never goes to a lower
- * bucket than a shorter one under the same boundaries.
+ * (requests without a prompt count as 0), fitted as soon as the window holds `minSamples` sizes
+ * and refitted every `refitIntervalMs`; before that (and again after `reset()`) they are evenly
+ * spaced over `[0, initialMaxTokens]`. A size on several equal boundaries goes to the bucket of
+ * that range dealt the fewest tokens (then the lower).
+ *
+ * Two bounds keep a bucket from queueing ahead of the others (without them a size range that is
+ * busy for a while — a burst of long prompts, conversations growing past the fitted quantiles —
+ * sends its whole share to one worker): the home bucket takes the request only while the tokens
+ * dealt to it (size + 1 per request, since the available workers last changed) are within
+ * `loadSlack` mean requests of the least-dealt bucket's, else the nearest bucket within that
+ * bound does; and when that worker has more requests in flight than the least-loaded available
+ * worker, the request goes to the nearest bucket (at most 16 on each side) whose owner has no
+ * more than that least load, if any. So under the same boundaries and equal loads a longer prompt
+ * goes to a bucket at or above a shorter one's whenever neither bound moves it.
  *
  * Imbalance escape: when the in-flight counts of the available workers satisfy
  * `max − min > balanceAbsThreshold` and `max > balanceRelThreshold × min`, the request goes to
- * the least-loaded available worker instead (ties: fewer `processed`, then URL order).
+ * the least-loaded available worker nearest its bucket (ties: fewer `processed`, then the lower).
  *
- * Cost per call: one pass over the candidates (one routing-state read each), two O(log k)
- * searches and no allocation once the list's order is cached; the order is built once per
- * candidate list, O(n log n), and reused for a list with the same members in the same order
- * (the registry's arrays keep their identity). A refit sorts the window, O(W log W), at most
- * once per `refitIntervalMs`.
+ * Cost per call, for a registry array (`getByModel`, `getAll`) whose availability did not change:
+ * O(log k) for the bucket searches and the deal bound, O(groups) for the loads' bounds, and at
+ * most 33 routing-state reads (usually 1–3); no allocation. The owners are rebuilt by one pass
+ * over the list, O(n), after any of its workers became available or unavailable, on every call
+ * while one of them is ready with a breaker that is not closed, and on every call for any other
+ * list (its load bounds are unknown). The URL order is built once per list, O(n log n). The
+ * imbalance escape walks up to k owners, only while the loads are imbalanced. A refit sorts the
+ * window, O(W log W), at most once per `refitIntervalMs` (plus the first fit).
  *
- * Failure behaviour: buckets are recomputed over the available workers on every call, so an
- * unavailable worker owns no bucket (its share is split among the others by the boundaries for
- * k − 1 buckets) and is never chosen; when it recovers it gets its range back. With no
- * available worker, `undefined`.
+ * Failure behaviour: an unavailable worker owns no bucket (its share is split among the others
+ * by the boundaries for k − 1 buckets) and is never chosen; when it recovers it gets its range
+ * back, and every deal count starts again from 0. With no available worker, `undefined`.
  *
  * @public
  */
@@ -126,19 +148,21 @@ export class BucketPolicy implements Policy {
   readonly #refitIntervalMs: number;
   readonly #absThreshold: number;
   readonly #relThreshold: number;
+  readonly #slack: number;
   #nextFitAt = Number.NaN;
-  readonly #orders = new IdentityMemo<readonly Worker[], BucketOrder>();
-  /** The order built last, reused for a new list with the same members. */
-  #lastOrder: BucketOrder | undefined;
-  readonly #sampler = new Sampler();
-  // Per-call scratch, indexed by bucket: the candidate's list index, its load and processed;
-  // `#byRank*` hold the same by URL rank before the unavailable ranks are squeezed out.
-  #slots = new Int32Array(16);
-  #loads = new Float64Array(16);
+  readonly #indices = new IdentityMemo<readonly Worker[], BucketIndex>();
+  /** The index built last, reused for a new list with the same members. */
+  #lastIndex: BucketIndex | undefined;
+  readonly #bounds = new Float64Array(3);
+  /** Moving mean of the deal weights (size + 1), the unit of `loadSlack`. */
+  #meanWeight = 1;
+  // Per-call reads, by list index: valid where `#readAt` equals `#call`, so no worker is read
+  // twice in one call and nothing needs clearing between calls.
+  #call = 0;
+  #readAt = new Float64Array(16);
+  #ok = new Uint8Array(16);
+  #load = new Float64Array(16);
   #processed = new Float64Array(16);
-  #byRankLoad = new Float64Array(16);
-  #byRankProcessed = new Float64Array(16);
-  #byRankOk = new Uint8Array(16);
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: BucketConfig = {}) {
@@ -147,71 +171,57 @@ export class BucketPolicy implements Policy {
     this.#refitIntervalMs = options.refitIntervalMs;
     this.#absThreshold = options.balanceAbsThreshold;
     this.#relThreshold = options.balanceRelThreshold;
+    this.#slack = options.loadSlack;
     this.#clock = clock;
   }
 
+  /**
+   * Picks the owner of the request's size bucket, or the nearest owner within the load bound
+   * (see the class doc), and records the size in the window.
+   *
+   * @returns an available member of `workers`, or `undefined` when none is available.
+   */
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
     if (!isWorkerList(workers) || workers.length === 0) return undefined;
-    const { indices, rankOf } = this.#orderOf(workers);
-    const ranks = indices.length;
-    if (ranks > this.#slots.length) this.#grow(ranks);
-    const slots = this.#slots;
-    const loads = this.#loads;
-    const processed = this.#processed;
-    const rankLoad = this.#byRankLoad;
-    const rankProcessed = this.#byRankProcessed;
-    const rankOk = this.#byRankOk;
-    const sampler = this.#sampler;
-    const state = sampler.state;
-    // The one pass over the candidates, in list order (sequential memory): each distinct worker's
-    // routing state is read once and stored by its URL rank.
-    for (let i = 0; i < rankOf.length; i++) {
-      const r = rankOf[i]!;
-      if (r < 0) continue;
-      const ok = sampler.read(workers[i]);
-      rankOk[r] = ok ? 1 : 0;
-      rankLoad[r] = state.load;
-      rankProcessed[r] = state.processed;
-    }
-    // Then the available ones in bucket order, from the scratch arrays only.
-    let k = 0;
-    let minLoad = 0;
-    let maxLoad = 0;
-    for (let r = 0; r < ranks; r++) {
-      if (rankOk[r] === 0) continue;
-      const load = rankLoad[r]!;
-      if (k === 0 || load < minLoad) minLoad = load;
-      if (k === 0 || load > maxLoad) maxLoad = load;
-      slots[k] = indices[r]!;
-      loads[k] = load;
-      processed[k] = rankProcessed[r]!;
-      k++;
-    }
-    if (k === 0) return undefined;
+    const index = this.#indexOf(workers);
+    if (workers.length > this.#readAt.length) this.#grow(workers.length);
+    this.#call++;
+    this.#unsettled = false;
     const size = requestSize(request);
     this.#refitIfDue();
-    const imbalanced = isImbalanced(minLoad, maxLoad, this.#absThreshold, this.#relThreshold);
-    const window = this.#window;
-    const chosen = imbalanced
-      ? this.#lightest(0, k - 1)
-      : this.#lightest(window.firstBucket(size, k), window.lastBucket(size, k));
-    window.record(size);
-    return pick(workers, slots[chosen]!);
+    const bounds = this.#bounds;
+    let chosen = -1;
+    if (index.current() && index.loadBounds(bounds)) {
+      chosen = this.#route(workers, index, size, bounds[0]!, bounds[1]!);
+    }
+    if (chosen < 0) {
+      // A list the registry did not hand out, a changed availability, or a pick that turned out
+      // unavailable: one pass over the list rebuilds the owners (reads made above are reused).
+      if (!this.#pass(workers, index, bounds)) return undefined;
+      chosen = this.#route(workers, index, size, bounds[0]!, bounds[1]!);
+      if (chosen < 0) return undefined;
+    }
+    this.#window.record(size);
+    return pick(workers, chosen);
   }
 
   /**
-   * Drops the cached bucket orders (the only state that holds workers); the next call rebuilds
-   * its list's order, O(n log n). The window holds sizes only, so it is kept.
+   * Drops the cached indices (the only state that holds workers); the next call rebuilds its
+   * list's, O(n log n). The window holds sizes only, so it is kept.
    */
   removeWorker(_url: string): void {
-    this.#forgetOrders();
+    this.#forgetIndices();
   }
 
-  /** Empties the window and returns to the initial boundaries; the refit clock restarts. */
+  /**
+   * Empties the window and returns to the initial boundaries; the refit clock and every deal
+   * count restart.
+   */
   reset(): void {
     this.#window.clear();
     this.#nextFitAt = Number.NaN;
-    this.#forgetOrders();
+    this.#meanWeight = 1;
+    this.#forgetIndices();
   }
 
   /** Same as {@link BucketPolicy.reset}: the policy runs no timer. */
@@ -219,63 +229,199 @@ export class BucketPolicy implements Policy {
     this.reset();
   }
 
-  /** The bucket in `from … to` (inclusive) whose owner has the least load, then fewer picks. */
-  #lightest(from: number, to: number): number {
-    const loads = this.#loads;
-    const processed = this.#processed;
-    let best = from;
-    for (let j = from + 1; j <= to; j++) {
-      if (
-        loads[j]! < loads[best]! ||
-        (loads[j] === loads[best] && processed[j]! < processed[best]!)
-      ) {
-        best = j;
+  /**
+   * The list index of the worker for `size` among the index's owners (see the class doc), given
+   * the lowest and highest in-flight count of the available workers, counted as dealt; -1 when
+   * the owner chosen turned out unavailable (the index is then stale and the caller passes).
+   */
+  #route(
+    workers: readonly Worker[],
+    index: BucketIndex,
+    size: number,
+    min: number,
+    max: number,
+  ): number {
+    const k = index.size;
+    if (k === 0) return -1;
+    const window = this.#window;
+    const deals = index.deals;
+    const home = deals.leastIn(window.firstBucket(size, k), window.lastBucket(size, k));
+    let j: number;
+    if (isImbalanced(min, max, this.#absThreshold, this.#relThreshold)) {
+      j = this.#nearestLeastLoaded(workers, index, home, min, index.size);
+    } else {
+      const limit = deals.lowest() + this.#slack * this.#meanWeight;
+      j = deals.count(home) <= limit ? home : deals.nearestAtMost(home, limit);
+      // A worker still busy with more than the least-loaded one yields to the nearest idle-most
+      // one within a few buckets.
+      if (j >= 0 && this.#read(workers, index.owners[j]!) && this.#load[index.owners[j]!]! > min) {
+        j = this.#nearestLeastLoaded(workers, index, j, min, NEAR_STEPS);
       }
+    }
+    if (j < 0 || !this.#read(workers, index.owners[j]!)) {
+      index.invalidate();
+      return -1;
+    }
+    const weight = size + 1;
+    this.#meanWeight += (weight - this.#meanWeight) / MEAN_SPAN;
+    deals.add(j, weight);
+    return index.owners[j]!;
+  }
+
+  /**
+   * The bucket nearest to `home`, at most `steps` buckets away, whose owner has at most `min`
+   * requests in flight (at equal distance: less in flight, then fewer picks, then the lower
+   * bucket), stepping outward and reading one owner per bucket; else the least-loaded owner read;
+   * -1 when none read is available. O(steps) reads.
+   */
+  #nearestLeastLoaded(
+    workers: readonly Worker[],
+    index: BucketIndex,
+    home: number,
+    min: number,
+    steps: number,
+  ): number {
+    const k = index.size;
+    const owners = index.owners;
+    const load = this.#load;
+    let best = this.#lighter(workers, index, -1, home);
+    if (best >= 0 && load[owners[best]!]! <= min) return best;
+    for (let d = 1; d <= steps && (home - d >= 0 || home + d < k); d++) {
+      let step = -1;
+      if (home - d >= 0) step = this.#lighter(workers, index, step, home - d);
+      if (home + d < k) step = this.#lighter(workers, index, step, home + d);
+      if (step < 0) continue;
+      if (load[owners[step]!]! <= min) return step;
+      best = this.#lighter(workers, index, best, step);
     }
     return best;
   }
 
-  /** Refits the boundaries when `refitIntervalMs` has passed since the last attempt. */
+  /**
+   * `a` or bucket `b`, whichever owner is available and has less in flight (ties: fewer picks,
+   * then `a`); `a` when `b` is unavailable.
+   */
+  #lighter(workers: readonly Worker[], index: BucketIndex, a: number, b: number): number {
+    const owners = index.owners;
+    const ib = owners[b]!;
+    if (!this.#read(workers, ib)) return a;
+    if (a < 0) return b;
+    const ia = owners[a]!;
+    const load = this.#load;
+    const processed = this.#processed;
+    return load[ib]! < load[ia]! || (load[ib] === load[ia] && processed[ib]! < processed[ia]!)
+      ? b
+      : a;
+  }
+
+  /**
+   * Reads list entry `i` once per call into the scratch arrays. @returns whether it is available.
+   */
+  #read(workers: readonly Worker[], i: number): boolean {
+    if (this.#readAt[i] === this.#call) return this.#ok[i] === 1;
+    this.#readAt[i] = this.#call;
+    const entry = workers[i];
+    if (!(entry instanceof Worker)) {
+      this.#ok[i] = 0;
+      return false;
+    }
+    const rt = workerInternals.runtimeOf(entry);
+    const ok = rt.routable && rt.canExecute();
+    this.#ok[i] = ok ? 1 : 0;
+    this.#load[i] = rt.load;
+    this.#processed[i] = rt.processed;
+    // Ready, but the breaker is not closed: it may admit a trial at any moment, unseen by the
+    // view's version, so the owners are rebuilt on every call until it closes.
+    if (rt.routable && !rt.breakerClosed) this.#unsettled = true;
+    return ok;
+  }
+
+  #unsettled = false;
+
+  /**
+   * One pass over the list's distinct workers in URL order: rebuilds the owners and writes the
+   * lowest and highest load among them to `bounds`. @returns whether any is available. O(n).
+   */
+  #pass(workers: readonly Worker[], index: BucketIndex, bounds: Float64Array): boolean {
+    const indices = index.indices;
+    const load = this.#load;
+    let min = 0;
+    let max = 0;
+    index.beginPass();
+    for (let r = 0; r < indices.length; r++) {
+      const i = indices[r]!;
+      // A worker read earlier in this call is not read again.
+      if (!this.#read(workers, i)) continue;
+      const l = load[i]!;
+      if (index.size === 0 || l < min) min = l;
+      if (index.size === 0 || l > max) max = l;
+      index.add(i);
+    }
+    if (this.#unsettled) index.unsettle();
+    index.endPass();
+    bounds[0] = min;
+    bounds[1] = max;
+    return index.size > 0;
+  }
+
+  /**
+   * Refits the boundaries when `refitIntervalMs` has passed since the last attempt, and fits
+   * them as soon as the window first holds `minSamples` sizes (the initial boundaries know
+   * nothing of the traffic: prompts all longer than `initialMaxTokens` would share one bucket
+   * until the first interval ends). O(1) unless it fits.
+   */
   #refitIfDue(): void {
     const now = this.#clock();
     const next = this.#nextFitAt;
     if (now >= next) {
       this.#nextFitAt = now + this.#refitIntervalMs;
       this.#window.fit();
-    } else if (Number.isNaN(next) || now < next - this.#refitIntervalMs) {
+      return;
+    }
+    if (Number.isNaN(next) || now < next - this.#refitIntervalMs) {
       // First call since construction or reset, or the clock went back: start the interval now.
       this.#nextFitAt = now + this.#refitIntervalMs;
     }
+    if (!this.#window.fitted) this.#window.fit();
   }
 
-  /** The cached order for `workers`, or one built now (O(n log n), once per list). */
-  #orderOf(workers: readonly Worker[]): BucketOrder {
+  /** The cached index for `workers`, or one built now (O(n log n), once per list). */
+  #indexOf(workers: readonly Worker[]): BucketIndex {
     // Lists are cached by identity, like every per-list cache of the policies: the registry never
     // changes an array it handed out, and callers must not mutate a list they routed with.
-    const cached = this.#orders.peek(workers);
+    const cached = this.#indices.peek(workers);
     if (cached !== undefined) return cached;
-    const last = this.#lastOrder;
+    const last = this.#lastIndex;
     // A new array with the same members (a caller copying or filtering each time): reuse.
-    const order = last !== undefined && sameMembers(last, workers) ? last : buildOrder(workers);
-    this.#orders.set(workers, order);
-    this.#lastOrder = order;
-    return order;
+    const index = last?.sameMembers(workers) ? last : new BucketIndex(workers);
+    this.#indices.set(workers, index);
+    this.#lastIndex = index;
+    return index;
   }
 
-  #forgetOrders(): void {
-    this.#orders.clear();
-    this.#lastOrder = undefined;
+  #forgetIndices(): void {
+    this.#indices.clear();
+    this.#lastIndex = undefined;
+  }
+
+  static {
+    exposeIndex = (policy, workers) => {
+      const index = policy.#indices.peek(workers);
+      if (index === undefined) return [];
+      return Array.from({ length: index.size }, (_, j) => ({
+        owner: workers[index.owners[j]!]!,
+        dealt: index.deals.count(j),
+      }));
+    };
   }
 
   #grow(n: number): void {
-    let size = this.#slots.length;
+    let size = this.#readAt.length;
     while (size < n) size *= 2;
-    this.#slots = new Int32Array(size);
-    this.#loads = new Float64Array(size);
+    this.#readAt = new Float64Array(size);
+    this.#ok = new Uint8Array(size);
+    this.#load = new Float64Array(size);
     this.#processed = new Float64Array(size);
-    this.#byRankLoad = new Float64Array(size);
-    this.#byRankProcessed = new Float64Array(size);
-    this.#byRankOk = new Uint8Array(size);
   }
 }
 
@@ -298,33 +444,12 @@ function requestSize(request: SelectRequest | undefined): number {
   return typeof text === 'string' && text.length > 0 ? Math.ceil(text.length / 4) : 0;
 }
 
-function sameMembers(order: BucketOrder, workers: readonly Worker[]): boolean {
-  const members = order.members;
-  if (members.length !== workers.length) return false;
-  for (let i = 0; i < members.length; i++) if (members[i] !== workers[i]) return false;
-  return true;
-}
-
-/** Distinct workers of the list by URL, then list position; other entries are left out. */
-function buildOrder(workers: readonly Worker[]): BucketOrder {
-  const members: unknown[] = Array.from(workers);
-  const seen = new Set<Worker>();
-  const indices: number[] = [];
-  for (let i = 0; i < members.length; i++) {
-    const entry = members[i];
-    if (entry instanceof Worker && !seen.has(entry)) {
-      seen.add(entry);
-      indices.push(i);
-    }
-  }
-  indices.sort((a, b) => {
-    const ua = (members[a] as Worker).url;
-    const ub = (members[b] as Worker).url;
-    return ua < ub ? -1 : ua > ub ? 1 : a - b;
-  });
-  const rankOf = new Int32Array(members.length).fill(-1);
-  indices.forEach((index, rank) => {
-    rankOf[index] = rank;
-  });
-  return { members, indices: Int32Array.from(indices), rankOf };
-}
+/**
+ * @internal Test access to a policy's per-list index: the bucket owners of `workers` as of the
+ * last call on that list (in bucket order), and the tokens dealt to each.
+ */
+export const bucketInternals = {
+  ownersOf(policy: BucketPolicy, workers: readonly Worker[]): { owner: Worker; dealt: number }[] {
+    return exposeIndex(policy, workers);
+  },
+};

@@ -36,6 +36,12 @@ function route(policy: BucketPolicy, workers: readonly Worker[], sizes: readonly
   return sizes.map((size) => host(policy.select(workers, sized(size))));
 }
 
+/**
+ * No deal bound: the scenarios below pin the size → bucket map alone (the bounds have their own
+ * tests).
+ */
+const MAP_ONLY = { loadSlack: Number.MAX_VALUE } as const;
+
 function host(worker: Worker | undefined): string {
   return worker === undefined ? 'none' : new URL(worker.url).hostname;
 }
@@ -49,7 +55,12 @@ describe('bucket: fitting the boundaries', () => {
     // Arrange: traffic between 2 and 400 tokens, far below the initial 4096-token span.
     const { workers } = await prefillFleet(4);
     let now = 0;
-    const policy = new BucketPolicy({ clock: () => now, windowSize: 200, minSamples: 50 });
+    const policy = new BucketPolicy({
+      ...MAP_ONLY,
+      clock: () => now,
+      windowSize: 200,
+      minSamples: 50,
+    });
     route(
       policy,
       workers,
@@ -68,7 +79,12 @@ describe('bucket: fitting the boundaries', () => {
     // Arrange: one second of short traffic (0–990 tokens) fitted at t = 5 s.
     const { workers } = await prefillFleet(2);
     let now = 0;
-    const policy = new BucketPolicy({ clock: () => now, windowSize: 100, minSamples: 50 });
+    const policy = new BucketPolicy({
+      ...MAP_ONLY,
+      clock: () => now,
+      windowSize: 100,
+      minSamples: 50,
+    });
     route(
       policy,
       workers,
@@ -99,7 +115,7 @@ describe('bucket: fitting the boundaries', () => {
     // Arrange: ten requests without a prompt (size 0), then a refit is due.
     const { workers } = await prefillFleet(4);
     let now = 0;
-    const policy = new BucketPolicy({ clock: () => now, minSamples: 50 });
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => now, minSamples: 50 });
     for (let i = 0; i < 10; i++) policy.select(workers, {});
     now = 5_000;
 
@@ -114,7 +130,12 @@ describe('bucket: fitting the boundaries', () => {
     // Arrange: a fitted window, then reset() and a few requests before the next refit.
     const { workers } = await prefillFleet(4);
     let now = 0;
-    const policy = new BucketPolicy({ clock: () => now, windowSize: 100, minSamples: 20 });
+    const policy = new BucketPolicy({
+      ...MAP_ONLY,
+      clock: () => now,
+      windowSize: 100,
+      minSamples: 20,
+    });
     route(
       policy,
       workers,
@@ -139,7 +160,12 @@ describe('bucket: fitting the boundaries', () => {
     const fitted = await prefillFleet(4, 'fit');
     const { workers } = await prefillFleet(4);
     let now = 0;
-    const policy = new BucketPolicy({ clock: () => now, windowSize: 100, minSamples: 20 });
+    const policy = new BucketPolicy({
+      ...MAP_ONLY,
+      clock: () => now,
+      windowSize: 100,
+      minSamples: 20,
+    });
     route(
       policy,
       fitted.workers,
@@ -167,22 +193,27 @@ describe('bucket: fitting the boundaries', () => {
 });
 
 describe('bucket: boundaries', () => {
-  it('sends a size exactly on a boundary to the less loaded of the two buckets it touches', async () => {
+  it('sends a size exactly on a boundary to the bucket of the two dealt less, and past a busier owner', async () => {
     // Arrange: two workers, initial boundary at 2048 tokens; p1 has a request in flight.
     const { workers } = await prefillFleet(2);
-    const policy = new BucketPolicy({ clock: () => 0 });
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0 });
     const lease = workers[1]!.acquire();
 
     // Act
     const whileP1Busy = policy.select(workers, sized(2_048));
     lease.release();
-    workers[0]!.acquire();
+    const p0Lease = workers[0]!.acquire();
     const whileP0Busy = policy.select(workers, sized(2_048));
+    const shortWhileP0Busy = policy.select(workers, sized(2_047));
+    p0Lease.release();
+    const shortWhileIdle = policy.select(workers, sized(2_047));
 
-    // Assert
+    // Assert: on the boundary, the bucket dealt less; p0 is passed over while it has more in
+    // flight than p1, and owns the short prompts again once it has not.
     expect(whileP1Busy).toBe(workers[0]);
     expect(whileP0Busy).toBe(workers[1]);
-    expect(policy.select(workers, sized(2_047))).toBe(workers[0]);
+    expect(shortWhileP0Busy).toBe(workers[1]);
+    expect(shortWhileIdle).toBe(workers[0]);
   });
 });
 
@@ -190,7 +221,7 @@ describe('bucket: request size', () => {
   it('sizes a request by its tokens when it has any, else by a quarter of its text length', async () => {
     // Arrange: two workers, initial boundary at 2048 tokens.
     const { workers } = await prefillFleet(2);
-    const policy = new BucketPolicy({ clock: () => 0 });
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0 });
     const [short, long] = workers;
 
     // Act / Assert
@@ -208,7 +239,7 @@ describe('bucket: failing workers', () => {
   it('never chooses an unavailable bucket owner: its range is shared by the available workers', async () => {
     // Arrange: four workers (initial boundaries 1024, 2048, 3072); p1 owns 1024–2047.
     const { registry, workers } = await prefillFleet(4);
-    const policy = new BucketPolicy({ clock: () => 0 });
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0 });
     expect(policy.select(workers, sized(1_500))).toBe(workers[1]);
 
     // Act: p1 fails its health check, then p2's breaker opens.
@@ -224,7 +255,7 @@ describe('bucket: failing workers', () => {
 
   it('gives a recovered worker its range back', async () => {
     const { registry, workers } = await prefillFleet(3);
-    const policy = new BucketPolicy({ clock: () => 0 });
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0 });
     await registry.transitionStatus(workers[1]!.id, 'failed');
     expect(policy.select(workers, sized(2_000))).toBe(workers[0]);
 
@@ -247,7 +278,7 @@ describe('bucket: imbalance escape', () => {
   it('sends the request to the least-loaded worker when loads differ by more than 32 and 1.5×', async () => {
     // Arrange: the short-prompt owner has 40 requests in flight, the others 0 and 3.
     const { workers } = await prefillFleet(3);
-    const policy = new BucketPolicy({ clock: () => 0 });
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0 });
     for (let i = 0; i < 40; i++) workers[0]!.acquire();
     for (let i = 0; i < 3; i++) workers[2]!.acquire();
 
@@ -258,20 +289,22 @@ describe('bucket: imbalance escape', () => {
     expect(chosen).toEqual(['p1', 'p1']);
   });
 
-  it('keeps the bucket owner while either threshold holds', async () => {
-    // Arrange: difference 32 (not above 32); then 110 vs 75 (difference 35, ratio below 1.5).
-    const { workers } = await prefillFleet(2);
-    const policy = new BucketPolicy({ clock: () => 0 });
-    const leases = Array.from({ length: 32 }, () => workers[0]!.acquire());
+  it('outside the escape, looks for a least-loaded owner among the 16 nearest buckets on each side only', async () => {
+    // Arrange: 40 workers; every owner has one request in flight except p39, the last bucket
+    // (the loads are balanced: no escape).
+    const { workers } = await prefillFleet(40, 'q');
+    const sorted = [...workers].sort(byUrl);
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0, initialMaxTokens: 40 });
+    for (const worker of sorted.slice(0, 39)) worker.acquire();
 
-    // Act / Assert
-    expect(policy.select(workers, sized(10))).toBe(workers[0]);
-    for (const lease of leases) lease.release();
-    for (let i = 0; i < 110; i++) workers[0]!.acquire();
-    for (let i = 0; i < 75; i++) workers[1]!.acquire();
-    expect(policy.select(workers, sized(10))).toBe(workers[0]);
-    for (let i = 0; i < 10; i++) workers[0]!.acquire(); // 120 > 1.5 × 75
-    expect(policy.select(workers, sized(10))).toBe(workers[1]);
+    // Act: size 30 sits on boundary 30, so its home is bucket 29 (10 buckets from the idle one);
+    // size 5's is bucket 4 (35 away).
+    const near = policy.select(workers, sized(30));
+    const far = policy.select(workers, sized(5));
+
+    // Assert
+    expect(near).toBe(sorted[39]);
+    expect(far).toBe(sorted[4]);
   });
 
   it('uses the configured thresholds', async () => {
@@ -289,7 +322,7 @@ describe('bucket: ordering, lists and lifecycle', () => {
     const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
     for (const name of ['c', 'a', 'b']) await registry.register({ url: `http://${name}:1` });
     const listed = registry.getAll();
-    const policy = new BucketPolicy({ clock: () => 0 });
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0 });
 
     // Act
     const shortest = [policy.select(listed, sized(0)), policy.select([...listed], sized(0))];
@@ -303,7 +336,7 @@ describe('bucket: ordering, lists and lifecycle', () => {
   it('keeps routing correctly after removeWorker and close', async () => {
     expect.assertions(3);
     const { registry, workers } = await prefillFleet(3);
-    const policy = new BucketPolicy({ clock: () => 0 });
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0 });
     policy.select(workers, sized(4_000));
     const removed = workers[2]!;
     await registry.remove(removed.id);
@@ -338,7 +371,7 @@ describe('bucket: ordering, lists and lifecycle', () => {
   it('accepts a small window with minSamples defaulting to its size', async () => {
     const { workers } = await prefillFleet(2);
     let now = 0;
-    const policy = new BucketPolicy({ clock: () => now, windowSize: 4 });
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => now, windowSize: 4 });
     route(policy, workers, [10, 20, 30, 40]);
     now = 5_000;
 
@@ -356,7 +389,7 @@ describe('bucket: properties', () => {
   });
   const sizeArb = fc.oneof(fc.nat({ max: 200 }), fc.nat({ max: 20_000 }), fc.constant(500));
 
-  it('chooses an available worker, monotone in prompt length unless the imbalance escape fires', async () => {
+  it('chooses an available worker, monotone in prompt length while the loads are equal, a least-loaded one when imbalanced', async () => {
     let monotoneChecks = 0;
     let escapeChecks = 0;
     await fc.assert(
@@ -378,13 +411,19 @@ describe('bucket: properties', () => {
           }
           const list = registry.getPrefillWorkers();
           let now = 0;
-          const policy = new BucketPolicy({ clock: () => now, windowSize: 64, minSamples: 8 });
+          const policy = new BucketPolicy({
+            ...MAP_ONLY,
+            clock: () => now,
+            windowSize: 64,
+            minSamples: 8,
+          });
           const buckets = list.filter((w) => w.isAvailable()).sort(byUrl);
           const loads = buckets.map((w) => w.load);
           const imbalanced =
             buckets.length > 0 &&
             Math.max(...loads) - Math.min(...loads) > 32 &&
             Math.max(...loads) > 1.5 * Math.min(...loads);
+          const equal = loads.every((load) => load === loads[0]);
           for (const size of warmup) {
             const chosen = policy.select(list, sized(size));
             if (buckets.length === 0) expect(chosen).toBeUndefined();
@@ -395,9 +434,6 @@ describe('bucket: properties', () => {
           // Act: every probe under the same boundaries (the clock stands still).
           const picks: { size: number; bucket: number }[] = [];
           for (const size of probes) {
-            const lightest = [...buckets].sort(
-              (a, b) => a.load - b.load || a.processed - b.processed,
-            )[0];
             const chosen = policy.select(list, sized(size));
 
             // Assert
@@ -409,12 +445,12 @@ describe('bucket: properties', () => {
             const bucket = buckets.indexOf(chosen!);
             expect(bucket).toBeGreaterThanOrEqual(0);
             if (imbalanced) {
-              expect(chosen).toBe(lightest);
+              expect(chosen!.load).toBe(Math.min(...loads));
               escapeChecks++;
             }
             picks.push({ size, bucket });
           }
-          if (imbalanced) return;
+          if (!equal) return;
           for (const a of picks) {
             for (const b of picks) {
               if (a.size < b.size) {

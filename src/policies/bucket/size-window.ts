@@ -59,6 +59,11 @@ export class SizeWindow {
     return true;
   }
 
+  /** Whether a fit has replaced the initial boundaries (since construction or `clear()`). O(1). */
+  get fitted(): boolean {
+    return this.#fitted > 0;
+  }
+
   /** Boundary `j` of `k` buckets, 1 ≤ j < k: sizes at or above it belong to bucket j or later. */
   boundary(j: number, k: number): number {
     const m = this.#fitted;
