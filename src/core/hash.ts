@@ -13,8 +13,8 @@ import xxhash from 'xxhash-wasm';
  * and a CommonJS TypeScript project cannot read them (TS1479).
  */
 interface XXHashApi {
-  h64(input: string): bigint;
-  h64Raw(input: Uint8Array): bigint;
+  h64(input: string, seed?: bigint): bigint;
+  h64Raw(input: Uint8Array, seed?: bigint): bigint;
 }
 
 const scratch = new BigUint64Array(1);
@@ -31,6 +31,8 @@ const HI = LITTLE_ENDIAN ? 1 : 0;
  */
 export class Hasher {
   readonly #api: XXHashApi;
+  /** The last hash, the seed of the next chained call. */
+  #last = 0n;
 
   /** @internal Use {@link loadHasher}. */
   constructor(api: XXHashApi) {
@@ -49,12 +51,35 @@ export class Hasher {
 
   /** Hash the UTF-8 bytes of `input` (seed 0). Cost: one WASM call, ~80–100 ns for short keys. */
   hashString(input: string): void {
-    scratch[0] = this.#api.h64(input);
+    this.#last = this.#api.h64(input);
+    scratch[0] = this.#last;
   }
 
-  /** Hash raw bytes (seed 0). */
+  /** Hash raw bytes (seed 0). Cost: one WASM call plus a copy of `input` into WASM memory. */
   hashBytes(input: Uint8Array): void {
-    scratch[0] = this.#api.h64Raw(input);
+    this.#last = this.#api.h64Raw(input);
+    scratch[0] = this.#last;
+  }
+
+  /** The last hash as a BigInt: a seed for {@link Hasher.chainString} / {@link Hasher.chainBytes}. */
+  get last(): bigint {
+    return this.#last;
+  }
+
+  /**
+   * Hash the UTF-8 bytes of `input` seeded with `seed` (default: the previous hash), so a
+   * sequence of calls is a chained hash of the concatenated blocks (block boundaries included).
+   * Same cost as {@link Hasher.hashString}.
+   */
+  chainString(input: string, seed: bigint = this.#last): void {
+    this.#last = this.#api.h64(input, seed);
+    scratch[0] = this.#last;
+  }
+
+  /** Hash raw bytes seeded with `seed`, by default the previous hash (see {@link Hasher.chainString}). */
+  chainBytes(input: Uint8Array, seed: bigint = this.#last): void {
+    this.#last = this.#api.h64Raw(input, seed);
+    scratch[0] = this.#last;
   }
 
   /** The full 64-bit hash of a string, as a BigInt (cold paths and tests). */

@@ -9,14 +9,30 @@ import { DEFAULT_VIRTUAL_NODES } from '../ring/hash-ring.js';
 import type { Worker } from '../workers/worker.js';
 import type { Policy, SelectRequest } from './policy.js';
 import { PrefixKey } from './prefix-hash/prefix-key.js';
+import { PrefixTable } from './prefix-hash/prefix-table.js';
 import { type CandidateRing, CandidateRings } from './support/candidate-ring.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
 /** Options of the `prefix_hash` policy. @public */
 export interface PrefixHashConfig extends CommonPolicyConfig {
-  /** Tokens of the prompt that form the key (without tokens: 4 × this many characters). @defaultValue 256 */
+  /**
+   * Block length of the key, in tokens (without tokens: 4 × this many characters): prompts are
+   * hashed at every multiple of it, and the shortest key is the first block. @defaultValue 256
+   */
   readonly prefixTokens?: number;
+  /**
+   * How deep the key may follow a divergence, in tokens (rounded down to whole blocks, at least
+   * one): no request hashes more than this many tokens, so a long prompt costs no more than
+   * `maxPrefixTokens / prefixTokens` xxh64 calls and table probes. @defaultValue 8192
+   */
+  readonly maxPrefixTokens?: number;
+  /**
+   * Block-boundary prefixes remembered (hashes only, 32 bytes each, allocated up front; least
+   * recently used replaced first). 0 disables the table: the key is then always the first block,
+   * the placement of earlier releases. @defaultValue 16384
+   */
+  readonly maxTrackedPrefixes?: number;
   /**
    * Load bound: a worker is skipped while its in-flight count, counting the incoming request,
    * exceeds `ceil(loadFactor × mean)`. @defaultValue 1.25
@@ -29,25 +45,37 @@ export interface PrefixHashConfig extends CommonPolicyConfig {
 /** @internal The options of `prefix_hash`. */
 export const PREFIX_HASH_OPTIONS = policyOptions('prefix_hash', 'PrefixHashConfig', {
   prefixTokens: integer(256, 1, 65_536),
+  maxPrefixTokens: integer(8_192, 1, 1_048_576),
+  maxTrackedPrefixes: integer(16_384, 0, 4_194_304),
   loadFactor: number(1.25, 1, 1_000),
   virtualNodes: integer(DEFAULT_VIRTUAL_NODES, 1, 10_000),
 });
 
 /**
- * Routes requests that share a prompt prefix (a system prompt, a few-shot block, a document) to
- * the same worker, so the prefix is computed once and then served from that worker's KV cache —
- * without letting a hot prefix overload it. The key is xxh64 of the first `prefixTokens` tokens
- * (little-endian uint32), or of the first `4 × prefixTokens` characters when the request has only
- * text; the ring walk uses consistent hashing with bounded loads: starting at the key's owner and
- * walking clockwise, the first available worker whose in-flight count plus one stays within
- * `ceil(loadFactor × (total in flight + 1) / workers)`. A request with neither tokens nor text
- * goes to the least-loaded available worker.
+ * Routes requests that share a prompt prefix (a system prompt, a few-shot block, a document, a
+ * conversation so far) to the same worker, so the prefix is computed once and then served from
+ * that worker's KV cache — without letting a hot prefix overload it. Prompts are hashed at every
+ * `prefixTokens` boundary (chained xxh64 of little-endian uint32 tokens, or of UTF-8 blocks of
+ * `4 × prefixTokens` characters for text); a bounded table of the boundary hashes seen finds the
+ * branch points, prefixes that earlier requests continued in two ways, and the key is the hash
+ * through the first ⅛, ¼, ½ or whole block past the deepest one — the shortest that told its
+ * branches apart (the branch point itself when the prompt ends before that; the first block when
+ * no branch point is known). So a system prompt shared by every request is not the
+ * key, the conversation after it is. The ring walk uses consistent hashing with bounded loads:
+ * starting at the key's owner and walking clockwise, the first available worker whose in-flight
+ * count plus one stays within `ceil(loadFactor × (total in flight + 1) / workers)`. A request
+ * with neither tokens nor text goes to the least-loaded available worker.
  *
- * Cost: one xxh64 of the prefix (≈ 100–200 ns for 256 tokens) plus an O(1) ring lookup; the
+ * Cost: one xxh64 and one table lookup per block hashed — up to the first boundary not seen
+ * before and at most `maxPrefixTokens / prefixTokens` blocks, whatever the prompt's length — one
+ * shorter xxh64 past a branch point (three more when a prefix is first continued or branches),
+ * and an O(1) ring lookup; a prompt of at most one block costs one xxh64 and no lookup. The
  * fleet's total in flight is O(1) for the registry's arrays (kept by leases), O(n) for other
- * lists. Failure behaviour: unavailable and over-bound workers are skipped clockwise; if every
- * available worker is over the bound (only possible with stale totals), the least loaded one met
- * on the walk is chosen.
+ * lists. Memory: `maxTrackedPrefixes × 32` bytes, allocated once. Placement depends on the
+ * worker URLs and on the table, so replicas that see the same traffic route alike. Failure
+ * behaviour: unavailable and over-bound workers are skipped clockwise; if every available
+ * worker is over the bound (only possible with stale totals), the least loaded one met on the
+ * walk is chosen.
  *
  * @public
  */
@@ -55,6 +83,7 @@ export class PrefixHashPolicy implements Policy {
   readonly name = 'prefix_hash' as const;
   readonly #rings: CandidateRings;
   readonly #key: PrefixKey;
+  readonly #table: PrefixTable | undefined;
   readonly #factor: number;
   readonly #sampler = new Sampler();
   // Per-call state read by the walk predicate (created once, so a select allocates nothing).
@@ -76,7 +105,14 @@ export class PrefixHashPolicy implements Policy {
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: PrefixHashConfig = {}) {
     const { options } = readPolicyConfig(PREFIX_HASH_OPTIONS, config);
-    this.#key = new PrefixKey(options.prefixTokens);
+    const table =
+      options.maxTrackedPrefixes === 0 ? undefined : new PrefixTable(options.maxTrackedPrefixes);
+    this.#key = new PrefixKey(
+      options.prefixTokens,
+      Math.floor(options.maxPrefixTokens / options.prefixTokens),
+      table,
+    );
+    this.#table = table;
     this.#factor = options.loadFactor;
     this.#rings = new CandidateRings(options.virtualNodes);
   }
@@ -92,7 +128,7 @@ export class PrefixHashPolicy implements Policy {
     this.#entry = entry;
     this.#cap = Math.ceil((this.#factor * (total + 1)) / workers.length);
     this.#best = -1;
-    let index = entry.ring.indexAt(hasher!.hi, hasher!.lo, this.#acceptBounded);
+    let index = entry.ring.indexAt(this.#key.hi, this.#key.lo, this.#acceptBounded);
     if (index < 0) index = this.#best;
     this.#entry = undefined;
     return pick(entry.aligned as readonly Worker[], index);
@@ -100,5 +136,6 @@ export class PrefixHashPolicy implements Policy {
 
   reset(): void {
     this.#rings.clear();
+    this.#table?.clear();
   }
 }

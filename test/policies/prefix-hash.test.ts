@@ -20,9 +20,21 @@ async function registryFleet(
 }
 
 describe('prefix_hash', () => {
-  it('sends prompts that share their first prefixTokens tokens to the same worker', async () => {
+  it('sends prompts that share their first prefixTokens tokens and end within the next block to the same worker', async () => {
     const { workers } = await fleetOf(8);
     const policy = createPolicy('prefix_hash', { prefixTokens: 64 });
+    const shared = tokens(64, 1);
+
+    const picks = [0, 1, 2, 3].map((suffix) =>
+      policy.select(workers, { tokens: [...shared, ...tokens(60, suffix + 10)] }),
+    );
+
+    expect(new Set(picks).size).toBe(1);
+  });
+
+  it('with maxTrackedPrefixes 0, keys on the first prefixTokens tokens only, whatever follows', async () => {
+    const { workers } = await fleetOf(8);
+    const policy = createPolicy('prefix_hash', { prefixTokens: 64, maxTrackedPrefixes: 0 });
     const shared = tokens(64, 1);
 
     const picks = [0, 1, 2, 3].map((suffix) =>

@@ -1,65 +1,256 @@
 /**
- * The prefix key of a request: xxh64 of its first N tokens (as little-endian uint32), or, without
- * tokens, of its first 4·N characters (UTF-8). Stable across processes; part of `prefix_hash`'s
- * placement. Tokens given as a `Uint32Array` are hashed in place; any other list is copied into a
- * reusable buffer first (about 1 ns per token).
+ * The prefix key of a request. Prompts are cut into blocks of N tokens (as little-endian uint32)
+ * or, without tokens, of 4·N characters (UTF-8); the hash of the first k blocks is xxh64 of block
+ * k seeded with the hash of the first k − 1 (the first block: seed 0, or the whole prompt when it
+ * is shorter than a block). The key is the hash through the first ⅛, ¼, ½ or whole block past
+ * the deepest *branch point* — a prefix that earlier requests continued in two different ways —
+ * whichever is the shortest that told those continuations apart; the branch point itself when
+ * the prompt ends before that; with no branch point known, the first block's hash. Stable across
+ * processes for the same table contents.
  *
  * @module
  * @internal
  */
 import type { Hasher } from '../../core/hash.js';
+import { NO_NEXT, OTHER_NEXT, PROBES, type PrefixTable } from './prefix-table.js';
 
-/** @internal Hashes request prefixes into `hasher.hi` / `hasher.lo` with reusable buffers. */
+/** @internal Hashes request prefixes into {@link PrefixKey.hi} / {@link PrefixKey.lo}. */
 export class PrefixKey {
-  readonly #tokens: number;
+  readonly #block: number;
+  readonly #maxBlocks: number;
+  readonly #table: PrefixTable | undefined;
+  /** One block of token ids, and its byte view. */
   readonly #words: Uint32Array;
-  /** `#views[k]` is a byte view of the first k tokens, created on first use. */
+  readonly #bytes: Uint8Array;
+  /** `#views[k]` is a byte view of the first k words (a short block or a probe), made on first use. */
   readonly #views: (Uint8Array | undefined)[];
+  /** The probes of the block being walked (see {@link PROBES}). */
+  readonly #probeHi = new Uint32Array(PROBES);
+  readonly #probeLo = new Uint32Array(PROBES);
+  #hi = 0;
+  #lo = 0;
 
-  constructor(prefixTokens: number) {
-    this.#tokens = prefixTokens;
-    this.#words = new Uint32Array(prefixTokens);
-    this.#views = new Array<Uint8Array | undefined>(prefixTokens + 1).fill(undefined);
+  /**
+   * @param blockTokens - N, tokens per block.
+   * @param maxBlocks - the most blocks hashed per request (≥ 1).
+   * @param table - the seen prefixes; without one, the key is the first block's hash.
+   */
+  constructor(blockTokens: number, maxBlocks: number, table: PrefixTable | undefined) {
+    this.#block = blockTokens;
+    this.#maxBlocks = Math.max(1, maxBlocks);
+    this.#table = table;
+    this.#words = new Uint32Array(blockTokens);
+    this.#bytes = new Uint8Array(this.#words.buffer);
+    this.#views = new Array<Uint8Array | undefined>(blockTokens).fill(undefined);
+  }
+
+  /** High 32 bits of the last key. */
+  get hi(): number {
+    return this.#hi;
+  }
+
+  /** Low 32 bits of the last key. */
+  get lo(): number {
+    return this.#lo;
   }
 
   /**
-   * Hashes the request's prefix with `hasher`.
+   * Computes the request's key, updating the table. Cost: one xxh64 per block hashed — the
+   * blocks up to the first one the table has not seen, at most `maxBlocks` — plus one table
+   * lookup each, whatever the prompt's length; one more xxh64 past a branch point, three more
+   * when a prefix is first continued or branches.
    *
    * @returns `false` when the request has neither tokens nor text (nothing hashed).
    */
   hash(hasher: Hasher, tokens: ArrayLike<number> | undefined, text: string | undefined): boolean {
+    const size = this.#block;
     if (
       tokens !== undefined &&
       tokens !== null &&
       typeof tokens === 'object' &&
       tokens.length > 0
     ) {
-      const count = Math.min(tokens.length, this.#tokens);
-      if (tokens instanceof Uint32Array) {
-        // Already little-endian uint32 words: hash them in place (one view, no copy).
-        hasher.hashBytes(new Uint8Array(tokens.buffer, tokens.byteOffset, count * 4));
-        return true;
+      const units = tokens.length;
+      this.#hashFirst(hasher, tokens, Math.min(units, size));
+      this.#hi = hasher.hi;
+      this.#lo = hasher.lo;
+      if (units >= size + probeLength(0, size) && this.#table !== undefined) {
+        this.#follow(hasher, this.#table, tokens, undefined, units, size);
       }
-      const words = this.#words;
-      for (let i = 0; i < count; i++) {
-        const t: unknown = tokens[i];
-        // A token id is an unsigned 32-bit integer; anything else (NaN, 1.5, -3, 2⁴⁰, a bigint, a
-        // string, a hole) reads as 0 — `>>>` would throw on a bigint or a symbol.
-        words[i] = typeof t === 'number' && t >>> 0 === t ? t : 0;
-      }
-      let view = this.#views[count];
-      if (view === undefined) {
-        view = new Uint8Array(words.buffer, 0, count * 4);
-        this.#views[count] = view;
-      }
-      hasher.hashBytes(view);
       return true;
     }
     if (typeof text === 'string' && text.length > 0) {
-      const limit = 4 * this.#tokens;
-      hasher.hashString(text.length <= limit ? text : text.slice(0, limit));
+      const units = text.length;
+      hasher.hashString(units <= 4 * size ? text : text.slice(0, 4 * size));
+      this.#hi = hasher.hi;
+      this.#lo = hasher.lo;
+      if (units >= 4 * size + probeLength(0, 4 * size) && this.#table !== undefined) {
+        this.#follow(hasher, this.#table, undefined, text, units, 4 * size);
+      }
       return true;
     }
     return false;
   }
+
+  /**
+   * The walk past the first block (just hashed; the prompt reaches at least the shortest probe
+   * past it — a shorter one has the first block's key whatever the table holds): each
+   * block-boundary prefix is looked up, its continuation recorded, and the key moved past every
+   * branch point met, up to the first prefix not seen before.
+   */
+  #follow(
+    hasher: Hasher,
+    table: PrefixTable,
+    tokens: ArrayLike<number> | undefined,
+    text: string | undefined,
+    units: number,
+    size: number,
+  ): void {
+    let hi = this.#hi;
+    let lo = this.#lo;
+    let seed = hasher.last;
+    let slot = table.find(hi, lo);
+    if (slot < 0) {
+      table.insert(hi, lo);
+      return;
+    }
+    const copies = text === undefined && !(tokens instanceof Uint32Array);
+    const limit = Math.min(units, this.#maxBlocks * size);
+    for (let start = size; start < limit; start += size) {
+      const avail = Math.min(limit - start, size);
+      if (copies) copyWords(tokens!, start, avail, this.#words);
+      // Past a branch point, the key is the prefix through the shortest probe that told its
+      // branches apart: the same for every turn of a conversation, even a first turn that ends
+      // inside this block. A prompt too short for it stays on the branch point itself.
+      const depth = table.branchDepth(slot);
+      if (depth >= 0) {
+        const length = probeLength(depth, size);
+        if (avail < length) {
+          this.#hi = hi;
+          this.#lo = lo;
+        } else if (length < size) {
+          this.#hashPart(hasher, tokens, text, start, length, seed);
+          this.#hi = hasher.hi;
+          this.#lo = hasher.lo;
+        }
+      }
+      if (avail < size) return;
+      this.#hashPart(hasher, tokens, text, start, size, seed);
+      const nextHi = hasher.hi;
+      const nextLo = hasher.lo;
+      const nextSeed = hasher.last;
+      if (depth === PROBES) {
+        this.#hi = nextHi;
+        this.#lo = nextLo;
+      }
+      const state = table.compare(slot, nextLo);
+      if (state === NO_NEXT || state === OTHER_NEXT) {
+        this.#probe(hasher, tokens, text, start, size, seed);
+        if (state === NO_NEXT) table.setNext(slot, nextLo, this.#probeLo);
+        else {
+          const found = table.setBranch(slot, this.#probeLo);
+          this.#hi = found < PROBES ? this.#probeHi[found]! : nextHi;
+          this.#lo = found < PROBES ? this.#probeLo[found]! : nextLo;
+        }
+      }
+      hi = nextHi;
+      lo = nextLo;
+      seed = nextSeed;
+      slot = table.find(hi, lo);
+      if (slot < 0) {
+        table.insert(hi, lo);
+        return;
+      }
+    }
+    // A branch point at the deepest boundary walked has nothing past it to tell branches apart.
+    if (table.branchDepth(slot) >= 0) {
+      this.#hi = hi;
+      this.#lo = lo;
+    }
+  }
+
+  /** Hashes the {@link PROBES} probes of the block at `start` into `#probeHi` / `#probeLo`. */
+  #probe(
+    hasher: Hasher,
+    tokens: ArrayLike<number> | undefined,
+    text: string | undefined,
+    start: number,
+    size: number,
+    seed: bigint,
+  ): void {
+    for (let depth = 0; depth < PROBES; depth++) {
+      this.#hashPart(hasher, tokens, text, start, probeLength(depth, size), seed);
+      this.#probeHi[depth] = hasher.hi;
+      this.#probeLo[depth] = hasher.lo;
+    }
+  }
+
+  /**
+   * Hashes `count` units from `start` seeded with `seed` (the prefix before `start`). Plain token
+   * arrays must already be copied into `#words` from `start`.
+   */
+  #hashPart(
+    hasher: Hasher,
+    tokens: ArrayLike<number> | undefined,
+    text: string | undefined,
+    start: number,
+    count: number,
+    seed: bigint,
+  ): void {
+    if (text !== undefined) hasher.chainString(text.slice(start, start + count), seed);
+    else if (tokens instanceof Uint32Array) {
+      hasher.chainBytes(
+        new Uint8Array(tokens.buffer, tokens.byteOffset + 4 * start, 4 * count),
+        seed,
+      );
+    } else hasher.chainBytes(count === this.#block ? this.#bytes : this.#partial(count), seed);
+  }
+
+  /** Hashes the first block (`count` tokens, seed 0). */
+  #hashFirst(hasher: Hasher, tokens: ArrayLike<number>, count: number): void {
+    if (tokens instanceof Uint32Array) {
+      // Already little-endian uint32 words: hash them in place.
+      hasher.hashBytes(new Uint8Array(tokens.buffer, tokens.byteOffset, 4 * count));
+      return;
+    }
+    copyWords(tokens, 0, count, this.#words);
+    hasher.hashBytes(count === this.#block ? this.#bytes : this.#partial(count));
+  }
+
+  #partial(count: number): Uint8Array {
+    let view = this.#views[count];
+    if (view === undefined) {
+      view = new Uint8Array(this.#words.buffer, 0, 4 * count);
+      this.#views[count] = view;
+    }
+    return view;
+  }
+}
+
+/**
+ * Copies `count` token ids from `start` into `words`. A token id is an unsigned 32-bit integer;
+ * anything else (NaN, 1.5, -3, 2⁴⁰, a bigint, a string, a hole) reads as 0 — `>>>` would throw on
+ * a bigint or a symbol. Four tokens per iteration: about a fifth faster than one.
+ */
+function copyWords(tokens: ArrayLike<number>, start: number, count: number, words: Uint32Array) {
+  let i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const a: unknown = tokens[start + i];
+    const b: unknown = tokens[start + i + 1];
+    const c: unknown = tokens[start + i + 2];
+    const d: unknown = tokens[start + i + 3];
+    words[i] = typeof a === 'number' && a >>> 0 === a ? a : 0;
+    words[i + 1] = typeof b === 'number' && b >>> 0 === b ? b : 0;
+    words[i + 2] = typeof c === 'number' && c >>> 0 === c ? c : 0;
+    words[i + 3] = typeof d === 'number' && d >>> 0 === d ? d : 0;
+  }
+  for (; i < count; i++) {
+    const t: unknown = tokens[start + i];
+    words[i] = typeof t === 'number' && t >>> 0 === t ? t : 0;
+  }
+}
+
+/** Units of a block of `size` hashed for probe `depth`: ⅛, ¼, ½ of it, then all of it. */
+function probeLength(depth: number, size: number): number {
+  return depth >= PROBES ? size : Math.max(1, size >>> (PROBES - depth));
 }
