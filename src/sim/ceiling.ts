@@ -5,6 +5,7 @@
  * @module
  */
 import { blockKeys } from './block-keys.js';
+import { BlockSet } from './block-table.js';
 import type { Workload } from './workload.js';
 
 /**
@@ -15,30 +16,24 @@ import type { Workload } from './workload.js';
  * them.
  *
  * @returns a number in [0, 1); 0 for an empty workload.
- * Cost: O(total prompt tokens), memory O(distinct blocks).
+ * Cost: O(total prompt and answer tokens); memory 11 to 22 bytes per distinct block (a flat
+ * table of block keys, with no limit on their number) plus one prompt at a time.
  * @public
  */
 export function ceilingHitRate(workload: Workload, blockSize = 16): number {
-  const seen = new Set<number>();
+  const seen = new BlockSet();
   let cached = 0;
   let total = 0;
   for (const request of workload.requests) {
-    const tokens = request.tokens();
-    const keys = blockKeys(tokens, blockSize);
+    const output = request.outputTokens;
+    // The prompt's blocks come first among the prompt-and-answer blocks.
+    const keys = blockKeys(request.tokens(), blockSize, output);
     const limit = Math.min(keys.length, Math.floor((request.promptLength - 1) / blockSize));
     let matched = 0;
     while (matched < limit && seen.has(keys[matched]!)) matched++;
     cached += matched * blockSize;
     total += request.promptLength;
-    const output = request.outputTokens;
-    let all = keys;
-    if (output !== undefined && output.length > 0) {
-      const sequence = new Uint32Array(tokens.length + output.length);
-      sequence.set(tokens);
-      sequence.set(output, tokens.length);
-      all = blockKeys(sequence, blockSize);
-    }
-    for (let i = matched; i < all.length; i++) seen.add(all[i]!);
+    for (let i = matched; i < keys.length; i++) seen.add(keys[i]!);
   }
   return total === 0 ? 0 : cached / total;
 }

@@ -6,7 +6,6 @@
  * @module
  * @internal
  */
-import { blockKeys } from './block-keys.js';
 import type { FleetModel } from './fleet-model.js';
 import { PrefixCache } from './prefix-cache.js';
 import type { SimRequest } from './workload.js';
@@ -14,8 +13,13 @@ import type { SimRequest } from './workload.js';
 /** @internal A request on a worker, from routing to completion. */
 export interface Job {
   readonly request: SimRequest;
-  /** Chained keys of the prompt's full blocks. */
+  /**
+   * Chained keys of the full blocks of the prompt followed by its answer, when the workload
+   * knows the answer (the prompt's own blocks come first).
+   */
   readonly keys: Float64Array;
+  /** How many of `keys` are the prompt's full blocks. */
+  readonly promptBlocks: number;
   /** When it was sent (ms). */
   readonly sentAt: number;
   /** Opaque handle of the caller (the router's lease), given back at completion. */
@@ -77,13 +81,15 @@ export class Engine {
   }
 
   /**
-   * Queues `request` (its block `keys`, and the caller's `handle`, given back at completion), sent
-   * at `now`; starts a step at once if the worker is idle.
+   * Queues `request` (the keys of its prompt and answer blocks, as `blockKeys(prompt, blockSize,
+   * answer)` gives them, and the caller's `handle`, given back at completion), sent at `now`;
+   * starts a step at once if the worker is idle.
    */
   submit(request: SimRequest, keys: Float64Array, handle: unknown, now: number): void {
     this.#waiting.push({
       request,
       keys,
+      promptBlocks: Math.floor(request.promptLength / this.#m.blockSize),
       sentAt: now,
       handle,
       cachedTokens: 0,
@@ -113,7 +119,7 @@ export class Engine {
         const published = this.cache.publish(
           job.keys,
           job.pinned.length,
-          job.keys.length,
+          job.promptBlocks,
           job.pinned,
         );
         job.privateBlocks -= published;
@@ -132,13 +138,7 @@ export class Engine {
     const output = job.request.outputTokens;
     if (output !== undefined && output.length > 0) {
       // The answer's blocks stay cached too: the next turn of a conversation repeats it.
-      const prompt = job.request.tokens();
-      const all = new Uint32Array(prompt.length + output.length);
-      all.set(prompt);
-      all.set(output, prompt.length);
-      const keys = blockKeys(all, this.#m.blockSize);
-      const kept = this.cache.keep(keys, job.keys.length, keys.length);
-      job.privateBlocks -= kept;
+      job.privateBlocks -= this.cache.keep(job.keys, job.promptBlocks, job.keys.length);
     }
     this.cache.release(job.pinned, job.privateBlocks);
     job.privateBlocks = 0;
@@ -179,7 +179,10 @@ export class Engine {
       const job = this.#waiting[this.#waitingHead]!;
       const request = job.request;
       // At least one prompt token is always computed, as engines do.
-      const limit = Math.min(job.keys.length, Math.floor((request.promptLength - 1) / m.blockSize));
+      const limit = Math.min(
+        job.promptBlocks,
+        Math.floor((request.promptLength - 1) / m.blockSize),
+      );
       const matched = this.cache.match(job.keys, limit);
       const total = Math.ceil((request.promptLength + request.outputLength) / m.blockSize);
       const fresh = total - matched;

@@ -5,16 +5,42 @@
  * @module
  * @internal
  */
+import { BlockMap } from './block-table.js';
 
-/** @internal */
+/** No node: the end of a list. */
+const NONE = -1;
+/** Nodes allocated at first; the arrays double as blocks are added. */
+const MIN_NODES = 64;
+
+/**
+ * @internal Reusable blocks live in nodes held in parallel typed arrays — key, pin count, and
+ * `prev`/`next` links of the idle list (blocks no request pins, least recently used first) —
+ * found by a {@link BlockMap} from key to node. Freed nodes are chained through `next` and
+ * reused. Nothing is allocated per operation (but on growth); the arrays grow by doubling and
+ * never shrink, so a cache costs 20 bytes of node plus 16 to 32 bytes of table per reusable
+ * block, at the most it ever held at once. Every operation is O(1) expected per block.
+ */
 export class PrefixCache {
   readonly #capacity: number;
-  /** Reusable blocks → number of running requests pinning them. */
-  readonly #refs = new Map<number, number>();
-  /** Reusable blocks that no request pins, oldest first (insertion order is the LRU order). */
-  readonly #idle = new Set<number>();
+  /** Reusable block key → its node. */
+  readonly #nodes = new BlockMap();
+  #key = new Float64Array(MIN_NODES);
+  /** Running requests pinning the node's block (0: idle). */
+  #refs = new Int32Array(MIN_NODES);
+  #prev = new Int32Array(MIN_NODES);
+  #next = new Int32Array(MIN_NODES);
+  /** Nodes ever used; nodes at or past it are unused. */
+  #allocated = 0;
+  /** The first free node (chained through `#next`), or {@link NONE}. */
+  #free = NONE;
+  /** The idle list: oldest first. */
+  #head = NONE;
+  #tail = NONE;
+  #idle = 0;
   /** Blocks held by running requests that are not (yet) reusable: fresh prefill, output. */
   #private = 0;
+  /** Scratch: the nodes of the blocks an admission pins, found once. */
+  #found = new Int32Array(MIN_NODES);
 
   /** @param capacity - blocks; `Infinity` for an unbounded cache. */
   constructor(capacity: number) {
@@ -23,7 +49,7 @@ export class PrefixCache {
 
   /** Blocks in use: reusable ones plus private ones. */
   get used(): number {
-    return this.#refs.size + this.#private;
+    return this.#nodes.size + this.#private;
   }
 
   get capacity(): number {
@@ -32,8 +58,9 @@ export class PrefixCache {
 
   /** How many leading `keys` are reusable here, at most `limit`. O(match). */
   match(keys: Float64Array, limit: number = keys.length): number {
+    const nodes = this.#nodes;
     let n = 0;
-    while (n < limit && this.#refs.has(keys[n]!)) n++;
+    while (n < limit && nodes.get(keys[n]!) !== NONE) n++;
     return n;
   }
 
@@ -43,17 +70,24 @@ export class PrefixCache {
    * may exceed its capacity, so a request larger than the cache still runs). O(matched + evicted).
    */
   admit(keys: Float64Array, matched: number, fresh: number, force: boolean): boolean {
+    const nodes = this.#nodes;
+    const refs = this.#refs;
+    if (this.#found.length < matched) this.#found = new Int32Array(matched * 2);
+    const found = this.#found;
+    let idlePinned = 0;
+    for (let i = 0; i < matched; i++) {
+      const node = nodes.get(keys[i]!);
+      found[i] = node;
+      if (refs[node] === 0) idlePinned++;
+    }
     if (!force && this.#capacity !== Number.POSITIVE_INFINITY) {
-      let idlePinned = 0;
-      for (let i = 0; i < matched; i++) if (this.#refs.get(keys[i]!) === 0) idlePinned++;
-      const evictable = this.#idle.size - idlePinned;
+      const evictable = this.#idle - idlePinned;
       if (this.#capacity - this.used + evictable < fresh) return false;
     }
     for (let i = 0; i < matched; i++) {
-      const key = keys[i]!;
-      const refs = this.#refs.get(key)!;
-      if (refs === 0) this.#idle.delete(key);
-      this.#refs.set(key, refs + 1);
+      const node = found[i]!;
+      if (refs[node] === 0) this.#unlink(node);
+      refs[node]!++;
     }
     this.#private += fresh;
     this.#evict();
@@ -66,11 +100,14 @@ export class PrefixCache {
    * Returns how many became reusable (the request now pins them). O(to − from).
    */
   publish(keys: Float64Array, from: number, to: number, pinned: number[]): number {
+    const nodes = this.#nodes;
     let published = 0;
     for (let i = from; i < to; i++) {
       const key = keys[i]!;
-      if (this.#refs.has(key)) continue;
-      this.#refs.set(key, 1);
+      const node = this.#spare();
+      if (nodes.add(key, node) !== NONE) continue;
+      this.#take(node, key);
+      this.#refs[node] = 1;
       this.#private--;
       pinned.push(key);
       published++;
@@ -83,12 +120,15 @@ export class PrefixCache {
    * private blocks; keys already present are left alone. Returns how many were added.
    */
   keep(keys: Float64Array, from: number, to: number): number {
+    const nodes = this.#nodes;
     let kept = 0;
     for (let i = from; i < to; i++) {
       const key = keys[i]!;
-      if (this.#refs.has(key)) continue;
-      this.#refs.set(key, 0);
-      this.#idle.add(key);
+      const node = this.#spare();
+      if (nodes.add(key, node) !== NONE) continue;
+      this.#take(node, key);
+      this.#refs[node] = 0;
+      this.#append(node);
       this.#private--;
       kept++;
     }
@@ -98,22 +138,77 @@ export class PrefixCache {
 
   /** Unpins `pinned` (most recently used last) and frees `privateBlocks`. O(pinned). */
   release(pinned: readonly number[], privateBlocks: number): void {
+    const nodes = this.#nodes;
+    const refs = this.#refs;
     for (let i = 0; i < pinned.length; i++) {
-      const key = pinned[i]!;
-      const refs = this.#refs.get(key)! - 1;
-      this.#refs.set(key, refs);
-      if (refs === 0) this.#idle.add(key);
+      const node = nodes.get(pinned[i]!);
+      if (--refs[node]! === 0) this.#append(node);
     }
     this.#private -= privateBlocks;
   }
 
   /** Evicts idle blocks, oldest first, until the cache fits (or nothing idle is left). */
   #evict(): void {
-    if (this.used <= this.#capacity) return;
-    for (const key of this.#idle) {
-      if (this.used <= this.#capacity) break;
-      this.#idle.delete(key);
-      this.#refs.delete(key);
+    const capacity = this.#capacity;
+    while (this.#head !== NONE && this.used > capacity) {
+      const node = this.#head;
+      this.#unlink(node);
+      this.#nodes.delete(this.#key[node]!);
+      this.#next[node] = this.#free;
+      this.#free = node;
     }
   }
+
+  /** The node the next new block takes (see {@link #take}); room for it is made now. */
+  #spare(): number {
+    if (this.#free !== NONE) return this.#free;
+    if (this.#allocated === this.#key.length) this.#growNodes();
+    return this.#allocated;
+  }
+
+  /** Gives the {@link #spare} node to the new reusable block `key` (pins and links: the caller's). */
+  #take(node: number, key: number): void {
+    if (node === this.#free) this.#free = this.#next[node]!;
+    else this.#allocated++;
+    this.#key[node] = key;
+  }
+
+  /** Appends `node` to the idle list (most recently used). */
+  #append(node: number): void {
+    const tail = this.#tail;
+    this.#prev[node] = tail;
+    this.#next[node] = NONE;
+    if (tail === NONE) this.#head = node;
+    else this.#next[tail] = node;
+    this.#tail = node;
+    this.#idle++;
+  }
+
+  /** Takes `node` out of the idle list. */
+  #unlink(node: number): void {
+    const prev = this.#prev[node]!;
+    const next = this.#next[node]!;
+    if (prev === NONE) this.#head = next;
+    else this.#next[prev] = next;
+    if (next === NONE) this.#tail = prev;
+    else this.#prev[next] = prev;
+    this.#idle--;
+  }
+
+  #growNodes(): void {
+    const size = this.#key.length * 2;
+    const key = new Float64Array(size);
+    key.set(this.#key);
+    this.#key = key;
+    this.#refs = grown(this.#refs, size);
+    this.#prev = grown(this.#prev, size);
+    this.#next = grown(this.#next, size);
+  }
+}
+
+/** `array` copied into a new array of `size` elements. */
+function grown(array: Int32Array, size: number): Int32Array<ArrayBuffer> {
+  const copy = new Int32Array(size);
+  copy.set(array);
+  return copy;
 }

@@ -23,6 +23,20 @@ describe('blockKeys', () => {
     );
   });
 
+  it('keys of a prompt continued by its answer equal the keys of their concatenation', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 60 }),
+        fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 60 }),
+        fc.integer({ min: 1, max: 8 }),
+        (prompt, answer, size) => {
+          expect(blockKeys(prompt, size, answer)).toEqual(blockKeys([...prompt, ...answer], size));
+        },
+      ),
+      runs(300, 3_000),
+    );
+  });
+
   it('has one key per full block, each an integer below 2^53', () => {
     const keys = blockKeys(
       Uint32Array.from({ length: 50 }, (_, i) => i * 7919),

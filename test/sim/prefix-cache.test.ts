@@ -9,6 +9,89 @@ import { runs } from '../helpers/fc-settings.js';
 
 const keys = (...values: number[]) => Float64Array.from(values);
 
+/**
+ * The reference: a `Map` of pin counts and a `Set` of idle blocks whose insertion order is the
+ * LRU order — the straightforward implementation `PrefixCache` must behave exactly like.
+ */
+class ReferenceCache {
+  readonly #capacity: number;
+  readonly #refs = new Map<number, number>();
+  readonly #idle = new Set<number>();
+  #private = 0;
+
+  constructor(capacity: number) {
+    this.#capacity = capacity;
+  }
+
+  get used(): number {
+    return this.#refs.size + this.#private;
+  }
+
+  match(k: Float64Array, limit: number = k.length): number {
+    let n = 0;
+    while (n < limit && this.#refs.has(k[n]!)) n++;
+    return n;
+  }
+
+  admit(k: Float64Array, matched: number, fresh: number, force: boolean): boolean {
+    if (!force && this.#capacity !== Number.POSITIVE_INFINITY) {
+      let idlePinned = 0;
+      for (let i = 0; i < matched; i++) if (this.#refs.get(k[i]!) === 0) idlePinned++;
+      if (this.#capacity - this.used + this.#idle.size - idlePinned < fresh) return false;
+    }
+    for (let i = 0; i < matched; i++) {
+      const refs = this.#refs.get(k[i]!)!;
+      if (refs === 0) this.#idle.delete(k[i]!);
+      this.#refs.set(k[i]!, refs + 1);
+    }
+    this.#private += fresh;
+    this.#evict();
+    return true;
+  }
+
+  publish(k: Float64Array, from: number, to: number, pinned: number[]): number {
+    let published = 0;
+    for (let i = from; i < to; i++) {
+      if (this.#refs.has(k[i]!)) continue;
+      this.#refs.set(k[i]!, 1);
+      this.#private--;
+      pinned.push(k[i]!);
+      published++;
+    }
+    return published;
+  }
+
+  keep(k: Float64Array, from: number, to: number): number {
+    let kept = 0;
+    for (let i = from; i < to; i++) {
+      if (this.#refs.has(k[i]!)) continue;
+      this.#refs.set(k[i]!, 0);
+      this.#idle.add(k[i]!);
+      this.#private--;
+      kept++;
+    }
+    this.#evict();
+    return kept;
+  }
+
+  release(pinned: readonly number[], privateBlocks: number): void {
+    for (const key of pinned) {
+      const refs = this.#refs.get(key)! - 1;
+      this.#refs.set(key, refs);
+      if (refs === 0) this.#idle.add(key);
+    }
+    this.#private -= privateBlocks;
+  }
+
+  #evict(): void {
+    for (const key of this.#idle) {
+      if (this.used <= this.#capacity) break;
+      this.#idle.delete(key);
+      this.#refs.delete(key);
+    }
+  }
+}
+
 describe('PrefixCache', () => {
   it('matches only published blocks, as a prefix', () => {
     const cache = new PrefixCache(100);
@@ -144,6 +227,107 @@ describe('PrefixCache', () => {
             const privateHeld = live().reduce((sum, j) => sum + j.private, 0);
             expect(cache.used).toBeGreaterThanOrEqual(privateHeld);
             expect(cache.used).toBeLessThanOrEqual(capacity);
+          }
+        },
+      ),
+      runs(300, 3_000),
+    );
+  });
+  it('behaves exactly like the Map/Set reference: same results, same LRU order, same contents', () => {
+    type Op =
+      | { kind: 'run'; prefix: number[]; fresh: number; force: boolean }
+      | { kind: 'publish'; job: number }
+      | { kind: 'finish'; job: number; answer: number[] };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({
+        kind: fc.constant('run' as const),
+        prefix: fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 8 }),
+        fresh: fc.integer({ min: 0, max: 4 }),
+        force: fc.boolean(),
+      }),
+      fc.record({ kind: fc.constant('publish' as const), job: fc.nat(30) }),
+      fc.record({
+        kind: fc.constant('finish' as const),
+        job: fc.nat(30),
+        answer: fc.array(fc.integer({ min: 1, max: 6 }), { maxLength: 3 }),
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.integer({ min: 1, max: 40 }), fc.constant(Number.POSITIVE_INFINITY)),
+        fc.array(op, { maxLength: 120 }),
+        (capacity, ops) => {
+          const cache = new PrefixCache(capacity);
+          const model = new ReferenceCache(capacity);
+          interface Job {
+            keys: Float64Array;
+            promptBlocks: number;
+            pinned: number[];
+            modelPinned: number[];
+            private: number;
+            published: boolean;
+          }
+          const running: Job[] = [];
+          const seen = new Set<number>();
+          const chain = (values: number[], from = 0): number[] => {
+            let h = from;
+            // Chained like block keys, large enough to be spread over the 53-bit range.
+            return values.map((v) => (h = (h * 131 + v * 7_919) % 2 ** 52));
+          };
+          for (const o of ops) {
+            if (o.kind === 'run') {
+              const k = Float64Array.from(chain(o.prefix));
+              for (const key of k) seen.add(key);
+              const matched = cache.match(k);
+              expect(matched).toBe(model.match(k));
+              const fresh = k.length - matched + o.fresh;
+              const admitted = cache.admit(k, matched, fresh, o.force);
+              expect(admitted).toBe(model.admit(k, matched, fresh, o.force));
+              if (admitted) {
+                const pinned = Array.from(k.subarray(0, matched));
+                running.push({
+                  keys: k,
+                  promptBlocks: k.length,
+                  pinned,
+                  modelPinned: [...pinned],
+                  private: fresh,
+                  published: false,
+                });
+              }
+            } else if (running.length > 0) {
+              const index = o.job % running.length;
+              const job = running[index]!;
+              if (o.kind === 'publish' && !job.published) {
+                job.published = true;
+                const n = cache.publish(job.keys, job.pinned.length, job.promptBlocks, job.pinned);
+                expect(n).toBe(
+                  model.publish(
+                    job.keys,
+                    job.modelPinned.length,
+                    job.promptBlocks,
+                    job.modelPinned,
+                  ),
+                );
+                expect(job.pinned).toEqual(job.modelPinned);
+                job.private -= n;
+              } else if (o.kind === 'finish' && job.published) {
+                const all = Float64Array.from([
+                  ...job.keys,
+                  ...chain(o.answer, job.keys[job.keys.length - 1]!),
+                ]);
+                for (const key of all) seen.add(key);
+                const kept = cache.keep(all, job.promptBlocks, all.length);
+                expect(kept).toBe(model.keep(all, job.promptBlocks, all.length));
+                cache.release(job.pinned, job.private - kept);
+                model.release(job.modelPinned, job.private - kept);
+                running.splice(index, 1);
+              }
+            }
+            expect(cache.used).toBe(model.used);
+            // Same contents: every key ever used is held by both or by neither.
+            for (const key of seen) {
+              expect(cache.match(Float64Array.of(key))).toBe(model.match(Float64Array.of(key)));
+            }
           }
         },
       ),
