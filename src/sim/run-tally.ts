@@ -85,6 +85,7 @@ export class RunTally {
       completed: served,
       hitRate: end.promptTokens === 0 ? 0 : end.cachedTokens / end.promptTokens,
       ttftMs: percentiles(this.#ttft),
+      ttftQuantilesMs: quantileSteps(this.#ttft, 100),
       throughput: {
         requestsPerSecond: perSecond(served),
         outputTokensPerSecond: perSecond(this.#outputTokens),
@@ -98,4 +99,21 @@ export class RunTally {
       timestampOffsetMs: end.timestampOffsetMs,
     };
   }
+}
+
+/**
+ * @internal The nearest-rank quantiles of `values` at `steps` even steps, from the smallest
+ * (entry 0) to the largest (entry `steps`): `steps + 1` numbers, or none when `values` is empty.
+ * Cost: O(n log n) for the sort.
+ */
+export function quantileSteps(values: ArrayLike<number>, steps: number): number[] {
+  const n = values.length;
+  if (n === 0) return [];
+  const sorted = Float64Array.from(values).sort();
+  const out: number[] = [];
+  for (let i = 0; i <= steps; i++) {
+    const rank = Math.min(n - 1, Math.max(0, Math.ceil((i / steps) * n) - 1));
+    out.push(sorted[rank]!);
+  }
+  return out;
 }

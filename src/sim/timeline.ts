@@ -1,6 +1,6 @@
 /**
- * The timeline of a run: requests in flight on each worker, sampled at a fixed interval of
- * simulated time, for the report's line charts.
+ * The timeline of a run: one or more counts per worker (requests waiting, running), sampled at
+ * a fixed interval of simulated time, for the report's line charts.
  *
  * @module
  * @internal
@@ -10,13 +10,14 @@
 export const MAX_SAMPLES = 1_000;
 
 /**
- * @internal One series per worker, at most {@link MAX_SAMPLES} long. Sample `n + 1` is taken
+ * @internal One series per worker and channel, at most {@link MAX_SAMPLES} long. Sample `n + 1` is taken
  * one interval after sample `n`; when the series fill up, neighbouring samples are merged
  * (keeping the larger) and the interval doubles. Idle stretches are filled with zeros without
  * visiting each sample time as an event.
  */
 export class Timeline {
-  readonly #series: number[][];
+  /** `#channels[channel][worker][sample]`. */
+  readonly #channels: number[][][];
   #intervalMs: number;
   /** When the next sample is due (simulated ms); `NaN` before the first. */
   #next = Number.NaN;
@@ -24,9 +25,12 @@ export class Timeline {
   /**
    * @param workers - one series each.
    * @param intervalMs - simulated ms between samples to start with.
+   * @param channels - counts sampled per worker (each gets its own series). @defaultValue 1
    */
-  constructor(workers: number, intervalMs: number) {
-    this.#series = Array.from({ length: workers }, () => []);
+  constructor(workers: number, intervalMs: number, channels = 1) {
+    this.#channels = Array.from({ length: channels }, () =>
+      Array.from({ length: workers }, () => []),
+    );
     this.#intervalMs = intervalMs;
   }
 
@@ -35,18 +39,32 @@ export class Timeline {
     return this.#intervalMs;
   }
 
-  /** `series[worker][sample]`: requests in flight. The live arrays, not copies. */
+  /** `series[worker][sample]` of channel 0. The live arrays, not copies. */
   get series(): number[][] {
-    return this.#series;
+    return this.#channels[0]!;
   }
 
   /**
-   * Takes the sample due at `now`: `inFlight(worker)` for each worker.
+   * `series[worker][sample]` of `channel`. The live arrays, not copies.
+   * @throws TypeError when there is no such channel.
+   */
+  channel(channel: number): number[][] {
+    const series = this.#channels[channel];
+    if (series === undefined) throw new TypeError(`Timeline: no channel ${channel}`);
+    return series;
+  }
+
+  /**
+   * Takes the sample due at `now`: `value(worker, channel)` for each worker and channel.
    * @returns when the next sample is due. Cost: O(workers), plus O(workers × samples) when the
    *   series are halved (once per {@link MAX_SAMPLES} / 2 samples).
    */
-  record(now: number, inFlight: (worker: number) => number): number {
-    for (let w = 0; w < this.#series.length; w++) this.#series[w]!.push(inFlight(w));
+  record(now: number, value: (worker: number, channel: number) => number): number {
+    const channels = this.#channels;
+    for (let c = 0; c < channels.length; c++) {
+      const series = channels[c]!;
+      for (let w = 0; w < series.length; w++) series[w]!.push(value(w, c));
+    }
     return this.#afterSample(now);
   }
 
@@ -70,7 +88,9 @@ export class Timeline {
         count++;
         t = last + this.#intervalMs;
       }
-      for (const series of this.#series) for (let i = 0; i < count; i++) series.push(0);
+      for (const channel of this.#channels) {
+        for (const series of channel) for (let i = 0; i < count; i++) series.push(0);
+      }
       this.#next = this.#length() >= MAX_SAMPLES ? this.#afterSample(last) : t;
     }
     return this.#next;
@@ -79,7 +99,7 @@ export class Timeline {
   /** After the sample at `now`: halves full series, and returns when the next one is due. */
   #afterSample(now: number): number {
     if (this.#length() >= MAX_SAMPLES) {
-      for (const series of this.#series) halve(series);
+      for (const channel of this.#channels) for (const series of channel) halve(series);
       this.#intervalMs *= 2;
     }
     this.#next = now + this.#intervalMs;
@@ -87,7 +107,7 @@ export class Timeline {
   }
 
   #length(): number {
-    return this.#series[0]?.length ?? 0;
+    return this.#channels[0]?.[0]?.length ?? 0;
   }
 }
 

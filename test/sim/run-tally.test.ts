@@ -1,15 +1,18 @@
 /**
  * `RunTally`: the counters of one run and the `PolicyRun` assembled from them.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RunTally } from '../../src/sim/run-tally.js';
+import { percentiles } from '../../src/sim/metrics.js';
+import { quantileSteps, RunTally } from '../../src/sim/run-tally.js';
+import { runs } from '../helpers/fc-settings.js';
 
 const end = {
   policy: 'p',
   cachedTokens: 30,
   promptTokens: 120,
   precision: 0.5,
-  timeline: { intervalMs: 10, inFlight: [[1], [0]] },
+  timeline: { intervalMs: 10, inFlight: [[1], [0]], waiting: [[0], [0]], running: [[1], [0]] },
   eventsProcessed: 9,
   timestampOffsetMs: 4,
 };
@@ -52,5 +55,33 @@ describe('RunTally', () => {
     expect(run.routingMicrosPerRequest).toBe(0);
     expect(run.throughput).toEqual({ requestsPerSecond: 0, outputTokensPerSecond: 0 });
     expect(run.ttftMs).toEqual({ p50: 0, p90: 0, p99: 0, mean: 0 });
+  });
+});
+
+describe('quantileSteps', () => {
+  it('gives 101 ascending nearest-rank percentiles from the smallest to the largest value', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 500 }),
+        (values) => {
+          const q = quantileSteps(values, 100);
+          expect(q).toHaveLength(101);
+          for (let i = 1; i < q.length; i++) expect(q[i]!).toBeGreaterThanOrEqual(q[i - 1]!);
+          expect(q[0]).toBe(Math.min(...values));
+          expect(q[100]).toBe(Math.max(...values));
+          const p = percentiles(values);
+          expect([q[50], q[90], q[99]]).toEqual([p.p50, p.p90, p.p99]);
+        },
+      ),
+      runs(200, 1_000),
+    );
+  });
+
+  it('is empty without values, and the run carries it', () => {
+    expect(quantileSteps([], 100)).toEqual([]);
+    const tally = new RunTally(2, 1);
+    tally.onSend(0, 0, 0);
+    tally.onComplete(10, 0, 4, 1);
+    expect(tally.result(end).ttftQuantilesMs).toEqual(new Array(101).fill(4));
   });
 });

@@ -4,7 +4,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { simulate } from '../../src/sim/simulation.js';
 import { MAX_SAMPLES, Timeline } from '../../src/sim/timeline.js';
+import { multiTurnChat } from '../../src/sim/workloads/index.js';
 import { runs } from '../helpers/fc-settings.js';
 
 /** A timeline with `busy` samples taken (values vary by worker and sample), and its next due time. */
@@ -54,5 +56,37 @@ describe('Timeline', () => {
     const [timeline] = started(2, 100, 3);
     expect(timeline.skipIdle(Number.POSITIVE_INFINITY)).toBe(Number.POSITIVE_INFINITY);
     expect(timeline.series[0]).toHaveLength(3);
+  });
+
+  it('keeps one series per worker and channel, each halved on its own (larger kept)', () => {
+    const timeline = new Timeline(2, 10, 3);
+    let next = 0;
+    for (let i = 0; i < MAX_SAMPLES; i++)
+      next = timeline.record(next, (w, c) => (i % 2) * (c + 1) + w);
+    expect(timeline.series).toBe(timeline.channel(0));
+    expect(timeline.channel(2)[0]).toHaveLength(MAX_SAMPLES / 2);
+    expect(timeline.channel(2)[1]!.every((v) => v === 4)).toBe(true);
+    expect(timeline.channel(1)[0]!.every((v) => v === 2)).toBe(true);
+    expect(() => timeline.channel(3)).toThrow(TypeError);
+  });
+
+  it('a run samples waiting and running, which add up to in flight', async () => {
+    const run = await simulate({
+      workload: multiTurnChat({ users: 16, rounds: 3 }),
+      policy: 'round_robin',
+      fleet: { workers: 3, maxRunning: 4 },
+      arrivals: { kind: 'poisson', ratePerSecond: 200 },
+    });
+    const { inFlight, waiting, running } = run.timeline;
+    expect(inFlight[0]!.length).toBeLessThan(MAX_SAMPLES);
+    let queued = 0;
+    inFlight.forEach((series, w) => {
+      series.forEach((v, i) => {
+        expect(waiting[w]![i]! + running[w]![i]!).toBe(v);
+        expect(running[w]![i]!).toBeLessThanOrEqual(4);
+        queued += waiting[w]![i]!;
+      });
+    });
+    expect(queued).toBeGreaterThan(0);
   });
 });

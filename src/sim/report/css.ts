@@ -32,7 +32,22 @@ export const REPORT_CSS = [
   'figcaption{margin-top:6px}',
   'figure>svg.chart+.multiples{margin-top:8px}',
   'svg.chart{display:block;max-width:100%;height:auto}',
-  '.multiples{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:10px 14px}',
+  '.multiples{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(340px,100%),1fr));' +
+    'gap:10px 14px}',
+  '.narrow{display:none}',
+  '.legend{display:flex;flex-wrap:wrap;gap:2px 16px;list-style:none;margin:0 0 6px;padding:0;' +
+    'font-size:12.5px}',
+  '.legend li{display:flex;align-items:center;gap:6px}',
+  '.swatch{flex:none}',
+  'tbody.oracle th,tbody.oracle td{border-top:2px solid #8c959f;background:#fff;font-style:italic}',
+  '.tag{font-size:12px;color:#57606a;font-style:normal;white-space:nowrap}',
+  'dl.run{grid-template-columns:max-content minmax(0,1fr)}',
+  'code.command{display:block;white-space:pre-wrap;overflow-wrap:anywhere;padding:4px 6px}',
+  'table.settings{width:auto;margin-top:4px;font-size:13px}',
+  'table.settings th,table.settings td{padding:2px 10px 2px 0;text-align:left;min-width:0;' +
+    'border-bottom:1px solid #eef0f2}',
+  '@media (max-width:640px){body{padding:16px 12px 32px}.wide{display:none}.narrow{display:block}' +
+    'tbody th{min-width:9em}dl.run{grid-template-columns:1fr}}',
   'footer{margin-top:32px}',
   'dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:0;font-size:13px}',
   'dt{font-weight:600}',
@@ -40,5 +55,6 @@ export const REPORT_CSS = [
   '@page{margin:14mm}',
   '@media print{body{max-width:none;padding:0;font-size:10.5pt}' +
     'svg.chart,tr,dl{break-inside:avoid}h2{break-after:avoid}' +
-    'tbody tr:nth-child(even){background:none}.table-wrap{overflow:visible}}',
+    'tbody tr:nth-child(even){background:none}.table-wrap{overflow:visible}' +
+    '.wide{display:block}.narrow{display:none}}',
 ].join('\n');

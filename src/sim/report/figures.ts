@@ -1,12 +1,14 @@
 /**
- * The report's four figures, each a `<figure>` built from a {@link Comparison}: hit rate, time
- * to first token, requests per worker and in-flight requests over time. Scales that panels
- * share are computed here, across every run.
+ * The report's figures, each a `<figure>` built from a {@link Comparison}: hit rate, time to
+ * first token (percentiles and distribution), requests per worker, in-flight requests over
+ * time, and waiting against running requests over time. Scales that panels share are computed
+ * here, across every run.
  *
  * @module
  * @internal
  */
 import type { Comparison, PolicyRun } from '../result.js';
+import { cdfChart } from './cdf-chart.js';
 import { downsampleMax } from './downsample.js';
 import {
   escapeHtml,
@@ -21,6 +23,18 @@ import {
 import { categoryColor, PALETTE, workerStroke } from './palette.js';
 import { LOG_SCALE_RATIO, shouldUseLog } from './scale.js';
 import { barChart, columnPanel, groupedBarChart, legend, linePanel } from './svg-charts.js';
+
+/** @internal Width of the narrow rendering of a full-width chart, shown on small screens, px. */
+export const NARROW_WIDTH = 360;
+
+/**
+ * @internal A full-width chart drawn twice, at `CHART_WIDTH` and at {@link NARROW_WIDTH}; the
+ * stylesheet shows one of them by screen width (the wide one in print), so chart text stays at
+ * its size on a phone instead of shrinking with the SVG.
+ */
+function responsive(draw: (width: number | undefined) => string): string {
+  return `<div class="wide">${draw(undefined)}</div><div class="narrow">${draw(NARROW_WIDTH)}</div>`;
+}
 
 /** @internal Most points drawn per line: about one per pixel of a panel's plot. */
 export const MAX_POINTS_PER_LINE = 300;
@@ -53,16 +67,19 @@ function largest(values: Iterable<number>): number {
 /** @internal Bars of each policy's hit rate on a 0 – 100 % axis, with the ceiling dashed. */
 export function hitRateFigure(c: Comparison): string {
   const hitRates = c.runs.map((r) => r.hitRate);
-  const svg = barChart({
-    label: 'Cache hit rate by policy',
-    bars: c.runs.map((r) => ({ label: r.policy, value: r.hitRate })),
-    format: formatPercent,
-    tickFormat: formatPercentTick,
-    max: Math.max(1, largest(hitRates), isFiniteNumber(c.ceiling) ? c.ceiling : 0),
-    reference: { value: c.ceiling, label: `ceiling ${formatPercent(c.ceiling)}` },
-    axisTitle: 'prompt tokens served from cache',
-    color: PALETTE[0]!,
-  });
+  const svg = responsive((width) =>
+    barChart({
+      label: 'Cache hit rate by policy',
+      bars: c.runs.map((r) => ({ label: r.policy, value: r.hitRate })),
+      format: formatPercent,
+      tickFormat: formatPercentTick,
+      max: Math.max(1, largest(hitRates), isFiniteNumber(c.ceiling) ? c.ceiling : 0),
+      reference: { value: c.ceiling, label: `ceiling ${formatPercent(c.ceiling)}` },
+      axisTitle: 'prompt tokens served from cache',
+      color: PALETTE[0]!,
+      ...(width === undefined ? {} : { width }),
+    }),
+  );
   const ceiling = isFiniteNumber(c.ceiling)
     ? `The dashed line is the ceiling, ${formatPercent(c.ceiling)}: the hit rate of one infinite cache shared by the whole fleet.`
     : 'The ceiling is unknown for this run.';
@@ -72,18 +89,21 @@ export function hitRateFigure(c: Comparison): string {
 /** @internal p50 and p99 time to first token per policy; log axis when the range is wide. */
 export function ttftFigure(c: Comparison): string {
   const groups = c.runs.map((r) => ({ label: r.policy, values: [r.ttftMs.p50, r.ttftMs.p99] }));
-  const svg = groupedBarChart({
-    label: 'Time to first token, p50 and p99, by policy',
-    groups,
-    series: [
-      { name: 'p50', color: categoryColor(0) },
-      { name: 'p99', color: categoryColor(1) },
-    ],
-    format: formatDuration,
-    tickFormat: formatDurationTick,
-    scale: 'auto',
-    axisTitle: 'time to first token',
-  });
+  const svg = responsive((width) =>
+    groupedBarChart({
+      label: 'Time to first token, p50 and p99, by policy',
+      groups,
+      series: [
+        { name: 'p50', color: categoryColor(0) },
+        { name: 'p99', color: categoryColor(1) },
+      ],
+      format: formatDuration,
+      tickFormat: formatDurationTick,
+      scale: 'auto',
+      axisTitle: 'time to first token',
+      ...(width === undefined ? {} : { width }),
+    }),
+  );
   const log = shouldUseLog(groups.flatMap((g) => g.values))
     ? ` The axis is logarithmic because the values span more than ${LOG_SCALE_RATIO}×.`
     : '';
@@ -174,6 +194,7 @@ export function inFlightFigure(c: Comparison): string {
       yMax,
       xTitle: timed ? 'simulated time (s)' : 'sample',
       thin: workers > MAX_LEGEND_WORKERS,
+      names: workers > MAX_LEGEND_WORKERS ? [] : run.timeline.inFlight.map((_, w) => `worker ${w}`),
     });
   });
   const interval = c.runs[0]?.timeline.intervalMs ?? Number.NaN;
@@ -186,5 +207,102 @@ export function inFlightFigure(c: Comparison): string {
   return figure(
     `${workerLegend(workers)}<div class="multiples">${panels.join('')}</div>`,
     `Requests waiting or running on each worker${sampling}${reduced}. All panels share both axes.`,
+  );
+}
+
+/**
+ * @internal The distribution of time to first token: one cumulative line per policy through
+ * its percentiles ({@link PolicyRun.ttftQuantilesMs}), log x axis when the values span more
+ * than {@link LOG_SCALE_RATIO}×, with a legend naming each policy.
+ */
+export function ttftDistributionFigure(c: Comparison): string {
+  const series = c.runs.map((r, i) => ({
+    name: r.policy,
+    color: categoryColor(i),
+    quantiles: r.ttftQuantilesMs,
+  }));
+  const svg = responsive((width) =>
+    cdfChart({
+      label: 'Distribution of time to first token by policy',
+      series,
+      tickFormat: formatDurationTick,
+      axisTitle: 'time to first token',
+      scale: 'auto',
+      width: width ?? 1000,
+      height: width === undefined ? 300 : 260,
+    }),
+  );
+  const items = series.map((s) => ({ label: s.name, color: s.color, shape: 'line' as const }));
+  const log = shouldUseLog(series.flatMap((s) => s.quantiles))
+    ? ` The time axis is logarithmic because the values span more than ${LOG_SCALE_RATIO}×.`
+    : '';
+  return figure(
+    `${legend(items)}${svg}`,
+    'The share of requests whose first token came within a given time, from arrival to the end ' +
+      `of prefill; further left is faster, and the top of each line is the slowest request.${log}`,
+  );
+}
+
+/** Sample-wise sum over workers of `series[worker][sample]`. */
+function fleetSum(series: readonly (readonly number[])[]): number[] {
+  const length = Math.max(0, ...series.map((s) => s.length));
+  const sum = new Array<number>(length).fill(0);
+  for (const s of series) for (let i = 0; i < s.length; i++) sum[i]! += s[i]!;
+  return sum;
+}
+
+const QUEUE_STROKES = {
+  running: { color: categoryColor(0), dash: undefined },
+  waiting: { color: categoryColor(2), dash: '5 3' },
+} as const;
+
+/**
+ * @internal One line panel per policy: requests running (in a batch) and waiting (queued on a
+ * worker) summed over the fleet, over simulated time, each line cut to {@link
+ * MAX_POINTS_PER_LINE} points (largest value per bucket), on axes shared by every panel. Sums
+ * read the same at 8 and at 64 workers, where one line per worker would not.
+ */
+export function queueFigure(c: Comparison): string {
+  const timed = c.runs.every(
+    (r) => isFiniteNumber(r.timeline.intervalMs) && r.timeline.intervalMs > 0,
+  );
+  const sums = c.runs.map((r) => ({
+    running: fleetSum(r.timeline.running),
+    waiting: fleetSum(r.timeline.waiting),
+  }));
+  const unit = (run: PolicyRun): number => (timed ? run.timeline.intervalMs / 1000 : 1);
+  const xMax = largest(c.runs.map((r, i) => Math.max(0, sums[i]!.running.length - 1) * unit(r)));
+  const yMax = largest(sums.flatMap((s) => [largest(s.running), largest(s.waiting)]));
+  const names = ['running', 'waiting'] as const;
+  const panels = c.runs.map((run, i) => {
+    const step = unit(run);
+    const series = names.map((name) => {
+      const points = downsampleMax(sums[i]![name], MAX_POINTS_PER_LINE);
+      return {
+        points: { x: points.x.map((x) => x * step), y: points.y },
+        stroke: QUEUE_STROKES[name],
+      };
+    });
+    return linePanel({
+      title: run.policy,
+      note: `peak waiting ${formatInteger(largest(sums[i]!.waiting))}`,
+      series,
+      xMax,
+      yMax,
+      xTitle: timed ? 'simulated time (s)' : 'sample',
+      thin: false,
+      names,
+    });
+  });
+  const items = names.map((name) => ({
+    label: name,
+    shape: 'line' as const,
+    ...QUEUE_STROKES[name],
+  }));
+  return figure(
+    `${legend(items)}<div class="multiples">${panels.join('')}</div>`,
+    'Requests in a batch (running) and queued for one (waiting), summed over all workers. ' +
+      'Waiting requests mean the fleet, or the workers a policy favours, are saturated. ' +
+      'All panels share both axes.',
   );
 }

@@ -6,7 +6,14 @@
  */
 import type { Comparison } from '../result.js';
 import { REPORT_CSS } from './css.js';
-import { hitRateFigure, inFlightFigure, perWorkerFigure, ttftFigure } from './figures.js';
+import {
+  hitRateFigure,
+  inFlightFigure,
+  perWorkerFigure,
+  queueFigure,
+  ttftDistributionFigure,
+  ttftFigure,
+} from './figures.js';
 import {
   escapeHtml,
   formatCacheTokens,
@@ -15,6 +22,7 @@ import {
   formatPercent,
   formatTickValue,
 } from './format.js';
+import { runSection } from './run-section.js';
 import { summaryTable } from './summary-table.js';
 
 /**
@@ -83,10 +91,18 @@ const METRICS: readonly (readonly [string, string])[] = [
     'The hit rate of one infinite cache shared by the whole fleet; no policy can do better, and “% of ceiling” divides by it.',
   ],
   [
+    'Oracle',
+    'When present: a run routed with perfect knowledge of every worker’s cache, an upper bound for the policies; “of oracle” divides each hit rate by its hit rate.',
+  ],
+  [
     'TTFT',
     'Time to first token: from arrival to the end of the request’s prefill, in simulated time.',
   ],
   ['Throughput', 'Completed requests and generated tokens per second of simulated time.'],
+  [
+    'Waiting, running',
+    'Requests queued on a worker for a place in its batch, and requests in the batch (prefill or decode).',
+  ],
   [
     'Load',
     'Requests routed per worker: the busiest worker over the mean, and the coefficient of variation (standard deviation over mean); 1 and 0 are perfectly even.',
@@ -118,15 +134,19 @@ function generated(at: Date | undefined): string {
 
 /**
  * Renders a comparison of routing policies as one self-contained HTML5 document: an overview
- * of workload and fleet, a summary table (best value per column in bold), charts of hit rate,
- * time to first token, requests per worker and in-flight requests over time, and a glossary.
+ * of workload and fleet, a summary table (best value per column in bold; the oracle, when
+ * present, in a row of its own), charts of hit rate, time to first token (percentiles and
+ * distribution), requests per worker, in-flight requests and waiting against running requests
+ * over time, the run's settings (command line and version when {@link Comparison.run} is set)
+ * and a glossary. Full-width charts are drawn twice, wide and narrow, and the page shows the
+ * one that fits the screen.
  *
  * Every text from the data is escaped; numbers are formatted without the host locale, and the
  * output depends only on its arguments, so equal inputs give byte-identical pages. Missing and
  * non-finite values show as `—`; a comparison without runs renders its overview and a note.
  * Time series are cut to at most 300 points per line (the largest value per bucket) and 16,000
  * per panel, so size grows with the number of policies and not with the simulated duration:
- * about 1.8 MB for 10 policies × 64 workers × 10,000 samples.
+ * about 2.0 MB for 10 policies × 64 workers × 10,000 samples.
  *
  * Cost: O(policies × workers × samples) time; output O(policies × min(workers × 300, 16,000)).
  *
@@ -155,15 +175,22 @@ export function renderHtmlReport(comparison: Comparison, options: HtmlReportOpti
         ) +
         section('hit-rate', 'Cache hit rate by policy', hitRateFigure(c)) +
         section('ttft', 'Time to first token', ttftFigure(c)) +
+        section(
+          'ttft-distribution',
+          'Time to first token, distribution',
+          ttftDistributionFigure(c),
+        ) +
         section('per-worker', 'Requests routed per worker', perWorkerFigure(c)) +
-        section('in-flight', 'In flight per worker over time', inFlightFigure(c));
+        section('in-flight', 'In flight per worker over time', inFlightFigure(c)) +
+        section('queue', 'Waiting and running requests over time', queueFigure(c));
   return (
     '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
     '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
     '<meta name="color-scheme" content="light">\n' +
     `<title>${escapeHtml(title)}</title>\n<style>${REPORT_CSS}</style>\n</head>\n<body>\n` +
     `<header><h1>${escapeHtml(title)}</h1>${generated(options.generatedAt)}</header>\n` +
-    `<main>\n${section('overview', 'Overview', overview(c))}\n${body}\n</main>\n${footer()}\n` +
+    `<main>\n${section('overview', 'Overview', overview(c))}\n${body}\n` +
+    `${section('run', 'Run', runSection(c))}\n</main>\n${footer()}\n` +
     '</body>\n</html>\n'
   );
 }

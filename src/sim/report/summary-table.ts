@@ -1,6 +1,6 @@
 /**
  * The report's summary table: one row per policy, one column per metric, with the best value
- * of each column in bold.
+ * of each column in bold, and the oracle's row (when the comparison has one) set apart below.
  *
  * @module
  * @internal
@@ -32,6 +32,7 @@ function columns(c: Comparison): Column[] {
   const list: Column[] = [
     { header: 'Hit rate', value: (r) => r.hitRate, format: formatPercent, better: 'high' },
     { header: '% of ceiling', value: ofCeiling, format: formatPercent, better: 'high' },
+    ...(c.oracle === undefined ? [] : [ofOracle(c.oracle)]),
     { header: 'TTFT p50 (ms)', value: (r) => r.ttftMs.p50, format: formatNumber, better: 'low' },
     { header: 'TTFT p99 (ms)', value: (r) => r.ttftMs.p99, format: formatNumber, better: 'low' },
     {
@@ -72,6 +73,13 @@ function columns(c: Comparison): Column[] {
   return list;
 }
 
+/** The column "of oracle": a run's hit rate over the oracle's (— when the oracle's is 0). */
+function ofOracle(oracle: PolicyRun): Column {
+  const value = (r: PolicyRun): number =>
+    oracle.hitRate > 0 && Number.isFinite(oracle.hitRate) ? r.hitRate / oracle.hitRate : Number.NaN;
+  return { header: 'of oracle', value, format: formatPercent, better: 'high' };
+}
+
 /** The best finite value of a column, or `undefined` when fewer than two runs can be ranked. */
 function bestOf(column: Column, runs: readonly PolicyRun[]): number | undefined {
   if (column.better === undefined) return undefined;
@@ -83,24 +91,31 @@ function bestOf(column: Column, runs: readonly PolicyRun[]): number | undefined 
 /**
  * @internal The summary `<table>`: a row per run in the order given, `—` for a missing or
  * non-finite value, and the best value of each ranked column in `<strong>` (every tie too).
+ * The oracle, when present, is ranked with no one: its row comes last, in its own
+ * `<tbody class="oracle">`, and the column "of oracle" divides each hit rate by its own.
  */
 export function summaryTable(c: Comparison): string {
   const cols = columns(c);
   const best = cols.map((col) => bestOf(col, c.runs));
   const head = cols.map((col) => `<th scope="col">${escapeHtml(col.header)}</th>`).join('');
-  const rows = c.runs.map((run) => {
+  const row = (run: PolicyRun, label: string, ranked: boolean): string => {
     const cells = cols.map((col, i) => {
       const value = col.value(run);
       const shown = value === undefined ? DASH : escapeHtml(col.format(value, run));
-      return value !== undefined && value === best[i]
+      return ranked && value !== undefined && value === best[i]
         ? `<td class="best"><strong>${shown}</strong></td>`
         : `<td>${shown}</td>`;
     });
-    return `<tr><th scope="row">${escapeHtml(run.policy)}</th>${cells.join('')}</tr>`;
-  });
+    return `<tr><th scope="row">${label}</th>${cells.join('')}</tr>`;
+  };
+  const rows = c.runs.map((run) => row(run, escapeHtml(run.policy), true));
+  const oracle =
+    c.oracle === undefined
+      ? ''
+      : `<tbody class="oracle">${row(c.oracle, `${escapeHtml(c.oracle.policy)} <span class="tag">upper bound</span>`, false)}</tbody>`;
   return (
     '<div class="table-wrap"><table>' +
     `<thead><tr><th scope="col">Policy</th>${head}</tr></thead>` +
-    `<tbody>${rows.join('')}</tbody></table></div>`
+    `<tbody>${rows.join('')}</tbody>${oracle}</table></div>`
   );
 }

@@ -63,6 +63,8 @@ export interface BarChartOptions {
   readonly reference?: ReferenceLine;
   readonly axisTitle: string;
   readonly color: string;
+  /** Width of the chart, px. @defaultValue {@link CHART_WIDTH} */
+  readonly width?: number;
 }
 
 /** @internal One series of a grouped bar chart (p50, p99, …). */
@@ -87,6 +89,8 @@ export interface GroupedBarChartOptions {
   /** `auto` picks a log axis when the largest positive value exceeds 50 × the smallest. */
   readonly scale: 'auto' | 'linear' | 'log';
   readonly axisTitle: string;
+  /** Width of the chart, px. @defaultValue {@link CHART_WIDTH} */
+  readonly width?: number;
 }
 
 /** @internal One legend entry, drawn as a filled box or a line sample. */
@@ -123,14 +127,21 @@ export interface LinePanelOptions {
   readonly xTitle: string;
   /** Thin, translucent lines for large fleets. */
   readonly thin: boolean;
+  /** Names of the series a legend beside the panel shows (its `data-series`); none when unnamed. */
+  readonly names?: readonly string[];
 }
 
 const ROW = 24;
 const BAR = 16;
 
-function categoryLabelWidth(labels: readonly string[]): number {
+function categoryLabelWidth(labels: readonly string[], chartWidth: number): number {
   const widest = labels.reduce((w, l) => Math.max(w, textWidth(l, LABEL_FONT)), 0);
-  return Math.min(200, Math.max(48, widest + 4));
+  return Math.min(200, Math.round(chartWidth * 0.34), Math.max(48, widest + 4));
+}
+
+/** @internal The `data-series` attribute naming the series a chart plots, one per line. */
+export function seriesAttribute(names: readonly string[]): string {
+  return names.length === 0 ? '' : `data-series="${escapeHtml(names.join('\n'))}"`;
 }
 
 function valueLabelWidth(labels: readonly string[]): number {
@@ -154,9 +165,13 @@ function categoryLabel(x: number, y: number, label: string, width: number): stri
  */
 export function barChart(o: BarChartOptions): string {
   const labels = o.bars.map((b) => (isFiniteNumber(b.value) ? o.format(b.value) : DASH));
-  const labelWidth = categoryLabelWidth(o.bars.map((b) => b.label));
+  const chartWidth = o.width ?? CHART_WIDTH;
+  const labelWidth = categoryLabelWidth(
+    o.bars.map((b) => b.label),
+    chartWidth,
+  );
   const left = labelWidth + 12;
-  const right = CHART_WIDTH - valueLabelWidth(labels) - 8;
+  const right = chartWidth - valueLabelWidth(labels) - 8;
   const top = o.reference === undefined ? 10 : 32;
   const bottom = top + o.bars.length * ROW;
   const height = bottom + 42;
@@ -165,7 +180,7 @@ export function barChart(o: BarChartOptions): string {
   const max = o.max ?? Math.max(0, ...finite, isFiniteNumber(refValue) ? refValue : 0);
   const scale = linearScale(max, left, right, o.tickFormat);
 
-  const parts = [svgOpen(CHART_WIDTH, height, o.label), valueAxisX(scale, top, bottom)];
+  const parts = [svgOpen(chartWidth, height, o.label), valueAxisX(scale, top, bottom)];
   o.bars.forEach((bar, i) => {
     const y = top + i * ROW + (ROW - BAR) / 2;
     const cy = y + BAR / 2;
@@ -196,7 +211,7 @@ export function barChart(o: BarChartOptions): string {
       ),
     );
     const half = textWidth(o.reference.label, SMALL_FONT) / 2;
-    const anchor = x + half > CHART_WIDTH - 4 ? 'end' : x - half < 4 ? 'start' : 'middle';
+    const anchor = x + half > chartWidth - 4 ? 'end' : x - half < 4 ? 'start' : 'middle';
     parts.push(text(x, top - 13, o.reference.label, `text-anchor="${anchor}" font-weight="600"`));
   }
   parts.push(
@@ -226,9 +241,13 @@ export function groupedBarChart(o: GroupedBarChartOptions): string {
   const gap = 2;
   const groupHeight = o.series.length * (bar + gap) - gap + 12;
   const labels = o.groups.map((g) => g.values.map((v) => (isFiniteNumber(v) ? o.format(v) : DASH)));
-  const labelWidth = categoryLabelWidth(o.groups.map((g) => g.label));
+  const chartWidth = o.width ?? CHART_WIDTH;
+  const labelWidth = categoryLabelWidth(
+    o.groups.map((g) => g.label),
+    chartWidth,
+  );
   const left = labelWidth + 12;
-  const right = CHART_WIDTH - valueLabelWidth(labels.flat()) - 8;
+  const right = chartWidth - valueLabelWidth(labels.flat()) - 8;
   const top = 34;
   const bottom = top + o.groups.length * groupHeight;
   const height = bottom + 42;
@@ -236,7 +255,12 @@ export function groupedBarChart(o: GroupedBarChartOptions): string {
   const title = scale.kind === 'log' ? `${o.axisTitle} (log scale)` : o.axisTitle;
 
   const parts = [
-    svgOpen(CHART_WIDTH, height, o.label, `data-scale="${scale.kind}"`),
+    svgOpen(
+      chartWidth,
+      height,
+      o.label,
+      `data-scale="${scale.kind}" ${seriesAttribute(o.series.map((s) => s.name))}`,
+    ),
     legendRow(
       o.series.map((s) => ({ label: s.name, color: s.color, shape: 'box' as const })),
       left,
@@ -284,29 +308,27 @@ function legendRow(items: readonly LegendItem[], x0: number, y: number): string 
   let x = x0;
   return items
     .map((item) => {
-      const part = swatch(item, x, y) + text(x + 22, y, item.label, `dy="0.35em"`);
+      const part =
+        swatch(item, x, y) + text(x + 22, y, item.label, `class="legend-label" dy="0.35em"`);
       x += legendItemWidth(item);
       return part;
     })
     .join('');
 }
 
-/** @internal A legend of box or line samples, wrapped into rows of at most `width` px. */
-export function legend(items: readonly LegendItem[], width = CHART_WIDTH): string {
-  const rows: LegendItem[][] = [[]];
-  let used = 0;
-  for (const item of items) {
-    const w = legendItemWidth(item);
-    if (used + w > width - 8 && rows[rows.length - 1]!.length > 0) {
-      rows.push([]);
-      used = 0;
-    }
-    rows[rows.length - 1]!.push(item);
-    used += w;
-  }
-  const height = rows.length * 20 + 4;
-  const body = rows.map((row, r) => legendRow(row, 4, 12 + r * 20)).join('');
-  return `${svgOpen(width, height, 'Legend')}${body}</svg>`;
+/**
+ * @internal A legend of box or line samples as an HTML list, which wraps to the width of the
+ * page: each entry a small SVG swatch and its label (`<span class="legend-label">`).
+ */
+export function legend(items: readonly LegendItem[]): string {
+  const entries = items.map((item) => {
+    const sample = item.shape === 'box' ? swatch(item, 3, 7) : swatch(item, 0, 7);
+    return (
+      `<li><svg class="swatch" width="18" height="14" viewBox="0 0 18 14" aria-hidden="true">` +
+      `${sample}</svg><span class="legend-label">${escapeHtml(item.label)}</span></li>`
+    );
+  });
+  return `<ul class="legend" aria-label="Legend">${entries.join('')}</ul>`;
 }
 
 function panelTitle(title: string, note: string, left: number): string {
@@ -367,7 +389,7 @@ export function columnPanel(o: ColumnPanelOptions): string {
         left + (i + 0.5) * slot,
         bottom + 13,
         String(i),
-        `text-anchor="middle" fill="${INK.muted}"`,
+        `class="tick" text-anchor="middle" fill="${INK.muted}"`,
       ),
     );
   }
@@ -420,7 +442,12 @@ export function linePanel(o: LinePanelOptions): string {
   const x = linearScale(o.xMax, left, right, formatTickValue, 5);
 
   const parts = [
-    svgOpen(PANEL.width, PANEL.height, `${o.title}: ${o.note}`),
+    svgOpen(
+      PANEL.width,
+      PANEL.height,
+      `${o.title}: ${o.note}`,
+      `data-chart="lines" ${seriesAttribute(o.names ?? [])}`.trim(),
+    ),
     panelTitle(o.title, o.note, left),
   ];
   parts.push(valueAxisY(y, left, right));
@@ -430,7 +457,7 @@ export function linePanel(o: LinePanelOptions): string {
         x.map(tick.value),
         bottom + 13,
         tick.label ?? '',
-        `text-anchor="middle" fill="${INK.muted}"`,
+        `class="tick" text-anchor="middle" fill="${INK.muted}"`,
       ),
     );
   }

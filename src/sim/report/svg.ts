@@ -73,6 +73,9 @@ export function rect(
     : `${open}><title>${escapeHtml(tooltip)}</title></rect>`;
 }
 
+/** @internal The class of every tick label (`<text class="tick">`), which tests look for. */
+export const TICK_CLASS = 'tick';
+
 /**
  * @internal Grid lines and tick labels of a horizontal value axis: vertical lines from `top` to
  * `bottom` and labels centred under `bottom`, plus the axis line itself.
@@ -87,7 +90,9 @@ export function valueAxisX(scale: Scale, top: number, bottom: number): string {
   for (const tick of scale.ticks) {
     if (tick.label === undefined) continue;
     const x = scale.map(tick.value);
-    parts.push(text(x, bottom + 15, tick.label, `text-anchor="middle" fill="${INK.muted}"`));
+    parts.push(
+      text(x, bottom + 15, tick.label, `class="tick" text-anchor="middle" fill="${INK.muted}"`),
+    );
   }
   const [low, high] = scale.domain;
   parts.push(line(scale.map(low), bottom, scale.map(high), bottom, `stroke="${INK.axis}"`));
@@ -105,7 +110,12 @@ export function valueAxisY(scale: Scale, left: number, right: number): string {
     parts.push(line(left, y, right, y, `stroke="${INK.grid}"`));
     if (tick.label !== undefined) {
       parts.push(
-        text(left - 5, y, tick.label, `dy="0.35em" text-anchor="end" fill="${INK.muted}"`),
+        text(
+          left - 5,
+          y,
+          tick.label,
+          `class="tick" dy="0.35em" text-anchor="end" fill="${INK.muted}"`,
+        ),
       );
     }
   }

@@ -21,6 +21,19 @@ function timeline(workers: number, samples: number, seed: number): number[][] {
   );
 }
 
+/** A run's timeline: waiting and running split from the in-flight counts. */
+function timelineOf(
+  workers: number,
+  samples: number,
+  seed: number,
+  intervalMs: number,
+): PolicyRun['timeline'] {
+  const inFlight = timeline(workers, samples, seed);
+  const running = inFlight.map((w) => w.map((v) => Math.min(v, 8)));
+  const waiting = inFlight.map((w, i) => w.map((v, j) => v - running[i]![j]!));
+  return { intervalMs, inFlight, waiting, running };
+}
+
 /** One policy run; index `seed` varies its numbers so that runs differ. */
 export function run(
   policy: string,
@@ -41,10 +54,8 @@ export function run(
     load: { perWorker, maxOverMean: 1.1 + seed * 0.01, cv: 0.08 + seed * 0.01 },
     precision: 0.6 + seed * 0.02,
     routingMicrosPerRequest: 1.5 + seed * 0.1,
-    timeline: {
-      intervalMs: shape.intervalMs ?? 100,
-      inFlight: timeline(workers, shape.samples ?? 50, seed),
-    },
+    ttftQuantilesMs: Array.from({ length: 101 }, (_, i) => (40 + seed * 10) * (1 + i / 50)),
+    timeline: timelineOf(workers, shape.samples ?? 50, seed, shape.intervalMs ?? 100),
     eventsProcessed: 12_000 + seed,
     timestampOffsetMs: 0,
     ...overrides,

@@ -2,6 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { renderHtmlReport } from '../../../src/sim/report/index.js';
 import { comparison, count, policies, run } from './comparison-fixture.js';
 
+/** The HTML of the report's section `id`. */
+function sectionOf(html: string, id: string): string {
+  const start = html.indexOf(`<section id="${id}">`);
+  expect(start).toBeGreaterThanOrEqual(0);
+  return html.slice(start, html.indexOf('</section>', start));
+}
+
 /** The summary-table row of `policy` (its escaped name as given), without the `<tr>` tags. */
 function row(html: string, escapedPolicy: string): string {
   const start = html.indexOf(`<tr><th scope="row">${escapedPolicy}</th>`);
@@ -155,7 +162,7 @@ describe('renderHtmlReport: content', () => {
     expect(html).not.toContain('>worker 0<');
     expect(html).toContain('256 workers, one thin line each; no per-worker legend');
     expect(html).toContain('stroke-width="0.8"');
-    expect(count(html, '<path ')).toBe(3 * 256);
+    expect(count(sectionOf(html, 'in-flight'), '<path ')).toBe(3 * 256);
     expect(count(html, '<svg')).toBe(count(html, '</svg>'));
   });
 });
@@ -167,7 +174,8 @@ describe('renderHtmlReport: edge cases', () => {
     expect(html.startsWith('<!doctype html>')).toBe(true);
     expect(html).toContain('No results');
     expect(html).toContain('shared-prefix');
-    expect(html).not.toContain('<table');
+    expect(html).not.toContain('<section id="summary">');
+    expect(html).toContain('<section id="run">');
     expect(count(html, '<svg')).toBe(count(html, '</svg>'));
   });
 
@@ -177,7 +185,8 @@ describe('renderHtmlReport: edge cases', () => {
       ttftMs: { p50: 0, p90: 0, p99: 0, mean: 0 },
       throughput: { requestsPerSecond: 0, outputTokensPerSecond: 0 },
       load: { perWorker: [0], maxOverMean: Number.NaN, cv: Number.NaN },
-      timeline: { intervalMs: 100, inFlight: [[]] },
+      timeline: { intervalMs: 100, inFlight: [[]], waiting: [[]], running: [[]] },
+      ttftQuantilesMs: [],
     });
     const html = renderHtmlReport(comparison([zero], { ceiling: 0 }));
 
@@ -207,7 +216,7 @@ describe('renderHtmlReport: determinism and size', () => {
 
   it('stays under 3 MB for 10 policies × 64 workers × 10,000 samples', () => {
     const html = renderHtmlReport(comparison(policies(10, { workers: 64, samples: 10_000 })));
-    const points = [...html.matchAll(/<path d="([^"]*)"/g)].map(
+    const points = [...sectionOf(html, 'in-flight').matchAll(/<path d="([^"]*)"/g)].map(
       (m) => m[1]!.split(/[ M]/).filter((p) => p !== '').length,
     );
 
@@ -221,7 +230,7 @@ describe('renderHtmlReport: determinism and size', () => {
 describe('renderHtmlReport: large fleets', () => {
   it('draws fewer points per line for a large fleet, so 12 × 256 workers stay under 3 MB', () => {
     const html = renderHtmlReport(comparison(policies(12, { workers: 256, samples: 2000 })));
-    const points = [...html.matchAll(/<path d="([^"]*)"/g)].map(
+    const points = [...sectionOf(html, 'in-flight').matchAll(/<path d="([^"]*)"/g)].map(
       (m) => m[1]!.split(/[ M]/).filter((p) => p !== '').length,
     );
 

@@ -47,16 +47,17 @@ describe('svg charts', () => {
     expect(svg).toContain('…');
   });
 
-  it('wraps a long legend into rows', () => {
+  it('a legend is a list with one swatch and one label per entry', () => {
     const items = Array.from({ length: 16 }, (_, i) => ({
       label: `worker ${i}`,
       color: '#000',
       shape: 'line' as const,
     }));
-    const svg = legend(items, 400);
+    const html = legend(items);
 
-    expect(count(svg, '<line')).toBe(16);
-    expect(Number(/height="(\d+)"/.exec(svg)![1])).toBeGreaterThan(60);
+    expect(count(html, '<li>')).toBe(16);
+    expect(count(html, '<line')).toBe(16);
+    expect(html).toContain('<span class="legend-label">worker 15</span>');
   });
 
   it('breaks a line at gaps and drops the inner points of flat runs', () => {

@@ -1,0 +1,59 @@
+/**
+ * The report's "Run" section: what reproduces the comparison — the command line and version
+ * (when recorded), the workload's parameters, the arrivals, seed and routers, and every field
+ * of the fleet model.
+ *
+ * @module
+ * @internal
+ */
+import type { Comparison } from '../result.js';
+import { escapeHtml, formatInteger, formatTickValue } from './format.js';
+
+/** A value of the fleet model or the workload's parameters, as shown. */
+function shown(value: unknown): string {
+  if (typeof value === 'number') {
+    if (value === Number.POSITIVE_INFINITY) return 'unbounded';
+    return Number.isFinite(value) ? formatTickValue(value) : String(value);
+  }
+  return String(value);
+}
+
+/** @internal `argv` as one shell line: words quoted with `'…'` when they hold anything unusual. */
+export function shellLine(argv: readonly string[]): string {
+  return argv
+    .map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`))
+    .join(' ');
+}
+
+function entries(record: object): string {
+  const rows = Object.entries(record).map(
+    ([key, value]) =>
+      `<tr><th scope="row"><code>${escapeHtml(key)}</code></th><td>${escapeHtml(shown(value))}</td></tr>`,
+  );
+  return rows.length === 0
+    ? '<p class="note">none</p>'
+    : `<table class="settings"><tbody>${rows.join('')}</tbody></table>`;
+}
+
+/**
+ * @internal The body of the "Run" section: a definition list, every text escaped. The command
+ * and version appear only when {@link Comparison.run} is set. Cost: O(fields).
+ */
+export function runSection(c: Comparison): string {
+  const items: [string, string][] = [];
+  if (c.run !== undefined) {
+    items.push(['Command', `<code class="command">${escapeHtml(shellLine(c.run.argv))}</code>`]);
+    items.push(['Version', `fleetroute ${escapeHtml(c.run.version)}`]);
+  }
+  items.push([
+    'Workload',
+    `<code>${escapeHtml(c.workload.name)}</code>, ${formatInteger(c.workload.requests)} requests` +
+      entries(c.workload.parameters),
+  ]);
+  items.push(['Arrivals', escapeHtml(c.arrivals)]);
+  items.push(['Seed', escapeHtml(String(c.seed))]);
+  items.push(['Routers', escapeHtml(formatInteger(c.routers))]);
+  items.push(['Fleet', entries(c.fleet)]);
+  const body = items.map(([term, text]) => `<dt>${term}</dt><dd>${text}</dd>`).join('');
+  return `<dl class="run">${body}</dl>`;
+}
