@@ -20,8 +20,10 @@ export default defineConfig([
     treeshake: true,
   },
   {
-    // The `fleetroute` executable: ESM only (top-level await), no declarations.
-    entry: { cli: 'src/cli/fleetroute.ts' },
+    // The `fleetroute` executable, and the worker-thread entry that `comparePolicies` starts
+    // from `dist/sim.js`, `dist/sim.cjs` and `dist/cli.js` alike (`./compare-worker.js` next to
+    // them): ESM only (top-level await), no declarations.
+    entry: { cli: 'src/cli/fleetroute.ts', 'compare-worker': 'src/sim/compare-worker.ts' },
     format: ['esm'],
     sourcemap: false,
     target: 'node20',

@@ -8,12 +8,12 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { FleetRouteError } from '../core/errors.js';
-import type { PolicyName } from '../policies/policy.js';
 import { comparePolicies } from '../sim/compare.js';
 import { renderHtmlReport } from '../sim/report/index.js';
 import { formatComparison } from '../sim/text-table.js';
 import type { Workload } from '../sim/workload.js';
 import {
+  agentConversations,
   generatedSharedPrefix,
   multiTurnChat,
   readMooncakeTrace,
@@ -21,6 +21,7 @@ import {
   zeroReuse,
 } from '../sim/workloads/index.js';
 import { UsageError } from './flags.js';
+import { packageVersion } from './package-version.js';
 import { parseSimulateArgs, SIMULATE_HELP, type WorkloadChoice } from './simulate-options.js';
 
 /** @internal Where the command writes. */
@@ -70,7 +71,7 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
   }
   const workload = await buildWorkload(command.workload);
   const progress = command.quiet ? undefined : new Progress(io);
-  const comparison = await comparePolicies({
+  const measured = await comparePolicies({
     workload,
     policies: command.policies,
     fleet: command.fleet,
@@ -79,11 +80,17 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
     routers: command.routers,
     seed: command.seed,
     loadPollIntervalMs: command.loadPollIntervalMs,
+    threads: command.threads,
     ...(progress === undefined
       ? {}
       : { onProgress: (policy, done, total) => progress.update(policy, done, total) }),
   });
   progress?.end();
+  // The command line and version go into the report's "Run" section and the JSON output.
+  const comparison = {
+    ...measured,
+    run: { argv: ['fleetroute', 'simulate', ...args], version: packageVersion() },
+  };
   io.stdout(formatComparison(comparison));
   if (command.out !== undefined) {
     const path = resolve(io.cwd, command.out);
@@ -104,37 +111,42 @@ async function buildWorkload(choice: WorkloadChoice): Promise<Workload> {
       return generatedSharedPrefix(choice.options);
     case 'chat':
       return multiTurnChat(choice.options);
+    case 'agent':
+      return agentConversations(choice.options);
     case 'hot-prefix':
       return singleHotPrefix(choice.options);
     case 'zero-reuse':
       return zeroReuse(choice.options);
     case 'mooncake':
-      return readMooncakeTrace(
-        choice.path,
-        choice.limit === undefined ? {} : { limit: choice.limit },
-      );
+      return readMooncakeTrace(choice.path, {
+        routingKey: choice.routingKey,
+        ...(choice.limit === undefined ? {} : { limit: choice.limit }),
+      });
   }
 }
 
-/** Progress on stderr: a live line on a terminal, one line per finished policy otherwise. */
+/**
+ * Progress on stderr: a live line on a terminal (the run that last moved), and one line per
+ * finished run. Runs may progress at the same time (worker threads).
+ */
 class Progress {
   readonly #io: CommandIo;
-  #policy: PolicyName | undefined;
-  #started = 0;
+  /** Runs started and not finished → when they started. */
+  readonly #started = new Map<string, number>();
 
   constructor(io: CommandIo) {
     this.#io = io;
   }
 
-  update(policy: PolicyName, done: number, total: number): void {
-    if (policy !== this.#policy) {
-      this.#finish();
-      this.#policy = policy;
-      this.#started = performance.now();
+  update(policy: string, done: number, total: number): void {
+    if (!this.#started.has(policy)) this.#started.set(policy, performance.now());
+    if (done >= total) {
+      this.#finish(policy);
+      return;
     }
     if (this.#io.interactive) {
       const width = 30;
-      const filled = total === 0 ? width : Math.round((done / total) * width);
+      const filled = Math.round((done / total) * width);
       this.#io.stderr(
         `\r  ${policy.padEnd(20)} [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${done}/${total}`,
       );
@@ -142,14 +154,15 @@ class Progress {
   }
 
   end(): void {
-    this.#finish();
-    this.#policy = undefined;
+    for (const policy of [...this.#started.keys()]) this.#finish(policy);
   }
 
-  #finish(): void {
-    if (this.#policy === undefined) return;
-    const seconds = ((performance.now() - this.#started) / 1000).toFixed(1);
-    const line = `  ${this.#policy.padEnd(20)} done in ${seconds} s`;
+  #finish(policy: string): void {
+    const started = this.#started.get(policy);
+    if (started === undefined) return;
+    this.#started.delete(policy);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const line = `  ${policy.padEnd(20)} done in ${seconds} s`;
     this.#io.stderr(this.#io.interactive ? `\r${line.padEnd(70)}\n` : `${line}\n`);
   }
 }

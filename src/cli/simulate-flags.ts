@@ -13,6 +13,7 @@ import type { PolicyName } from '../policies/policy.js';
 import { COMPARE_OPTIONS, DEFAULT_POLICIES } from '../sim/compare.js';
 import { DEFAULT_FLEET_MODEL, FLEET_OPTIONS } from '../sim/fleet-model.js';
 import { SIMULATION_OPTIONS } from '../sim/simulation-options.js';
+import { AGENT_CONVERSATIONS_OPTIONS } from '../sim/workloads/agent-conversations.js';
 import { HOT_PREFIX_OPTIONS } from '../sim/workloads/hot-prefix.js';
 import { MOONCAKE_OPTIONS } from '../sim/workloads/mooncake-trace.js';
 import { MULTI_TURN_CHAT_OPTIONS } from '../sim/workloads/multi-turn-chat.js';
@@ -21,7 +22,14 @@ import { ZERO_REUSE_OPTIONS } from '../sim/workloads/zero-reuse.js';
 import { anyText, decimal, type Flag, flag, integer, oneOf, toggle, UsageError } from './flags.js';
 
 /** @internal The workloads `--workload` names. */
-export const WORKLOADS = ['shared-prefix', 'chat', 'hot-prefix', 'zero-reuse', 'mooncake'] as const;
+export const WORKLOADS = [
+  'shared-prefix',
+  'chat',
+  'agent',
+  'hot-prefix',
+  'zero-reuse',
+  'mooncake',
+] as const;
 /** @internal One of {@link WORKLOADS}. */
 export type WorkloadName = (typeof WORKLOADS)[number];
 
@@ -45,10 +53,17 @@ export interface GeneratorFlag extends Flag<number | undefined> {
 const WORKLOAD_DEFAULTS: Readonly<Record<WorkloadName, Readonly<Record<string, unknown>>>> = {
   'shared-prefix': SHARED_PREFIX_OPTIONS.read(undefined),
   chat: MULTI_TURN_CHAT_OPTIONS.read(undefined),
+  agent: AGENT_CONVERSATIONS_OPTIONS.read(undefined),
   'hot-prefix': HOT_PREFIX_OPTIONS.read(undefined),
   'zero-reuse': ZERO_REUSE_OPTIONS.read(undefined),
   mooncake: MOONCAKE_OPTIONS.read(undefined),
 };
+
+/** @internal Where `--routing-key` takes a trace's routing keys from. */
+export const ROUTING_KEY_SOURCES = ['none', 'session'] as const;
+/** @internal One of {@link ROUTING_KEY_SOURCES}. */
+export type RoutingKeySource = (typeof ROUTING_KEY_SOURCES)[number];
+const MOONCAKE_DEFAULTS = MOONCAKE_OPTIONS.read(undefined);
 
 /** The defaults of `comparePolicies` and `simulate`, which the flags show and pass on. */
 const COMPARE_DEFAULTS = COMPARE_OPTIONS.read(undefined);
@@ -64,29 +79,39 @@ function decimalOf(spec: BoundedSpec): (text: string, flag: string) => number {
   return decimal(spec.min, spec.max);
 }
 
-/** A workload flag: for each workload it applies to, the generator option it sets. */
+/**
+ * A workload flag: for each workload it applies to, the generator option it sets. Its value is
+ * an integer unless `read` says otherwise.
+ */
 function generatorFlag(
   help: string,
   options: Readonly<Partial<Record<WorkloadName, string>>>,
+  read: (text: string, flag: string) => number = integer(1, 1e9),
+  value = '<n>',
 ): GeneratorFlag {
   const sets: Partial<Record<WorkloadName, readonly [string, number | undefined]>> = {};
   for (const [workload, option] of Object.entries(options) as [WorkloadName, string][]) {
     sets[workload] = [option, WORKLOAD_DEFAULTS[workload][option] as number | undefined];
   }
-  return workloadFlag(help, sets);
+  return workloadFlag(help, sets, read, value);
 }
 
-function workloadFlag(help: string, sets: GeneratorFlag['sets']): GeneratorFlag {
+function workloadFlag(
+  help: string,
+  sets: GeneratorFlag['sets'],
+  read: (text: string, flag: string) => number,
+  value: string,
+): GeneratorFlag {
   const shown = Object.entries(sets)
     .map(([workload, [, fallback]]) => `${workload}: ${fallback ?? 'all'}`)
     .join(', ');
   return {
     section: 'Workload',
-    value: '<n>',
+    value,
     help,
     fallback: undefined,
     shown,
-    read: integer(1, 1e9),
+    read,
     sets,
   };
 }
@@ -108,17 +133,36 @@ export const GENERATOR_FLAGS = {
     'shared-prefix': 'systemPromptLength',
     chat: 'systemPromptLength',
   }),
-  'question-tokens': generatorFlag('question tokens', {
+  'question-tokens': generatorFlag('question tokens (agent: median user message)', {
     'shared-prefix': 'questionLength',
     chat: 'questionLength',
+    agent: 'medianUserMessageLength',
   }),
-  'output-tokens': generatorFlag('output tokens', {
+  'output-tokens': generatorFlag('output tokens (agent: median answer)', {
     'shared-prefix': 'outputLength',
+    agent: 'medianOutputLength',
     'hot-prefix': 'outputLength',
     'zero-reuse': 'outputLength',
   }),
-  users: generatorFlag('users', { chat: 'users' }),
-  rounds: generatorFlag('rounds per user', { chat: 'rounds' }),
+  users: generatorFlag('users (agent: conversations)', { chat: 'users', agent: 'conversations' }),
+  rounds: generatorFlag('rounds per user (agent: median turns per conversation)', {
+    chat: 'rounds',
+    agent: 'medianTurns',
+  }),
+  'max-turns': generatorFlag('most turns per conversation', { agent: 'maxTurns' }),
+  'system-prompts': generatorFlag('fleet-wide system prompts', { agent: 'systemPrompts' }),
+  'conversation-rate': generatorFlag(
+    'conversations started per second (Poisson)',
+    { agent: 'conversationsPerSecond' },
+    decimalOf(AGENT_CONVERSATIONS_OPTIONS.specs.conversationsPerSecond),
+    '<per-s>',
+  ),
+  'think-ms': generatorFlag(
+    'mean think time between turns, ms',
+    { agent: 'meanThinkTimeMs' },
+    decimalOf(AGENT_CONVERSATIONS_OPTIONS.specs.meanThinkTimeMs),
+    '<ms>',
+  ),
   'answer-tokens': generatorFlag('answer tokens', { chat: 'answerLength' }),
   requests: generatorFlag('requests; of a mooncake trace, the first n records', {
     'hot-prefix': 'requests',
@@ -175,6 +219,13 @@ export const SIMULATE_FLAGS = {
     fallback: undefined,
     read: anyText,
   }),
+  'routing-key': flag<RoutingKeySource>({
+    section: 'Workload',
+    value: '<src>',
+    help: `of a trace's requests: ${ROUTING_KEY_SOURCES.join(' or ')} (its session_id)`,
+    fallback: MOONCAKE_DEFAULTS.routingKey,
+    read: oneOf(ROUTING_KEY_SOURCES),
+  }),
   ...GENERATOR_FLAGS,
   workers: flag({
     section: 'Fleet',
@@ -193,6 +244,48 @@ export const SIMULATE_FLAGS = {
         ? Number.POSITIVE_INFINITY
         : integerOf(FLEET_OPTIONS.specs.cacheTokens)(text, name),
   }),
+  'block-size': flag({
+    section: 'Fleet',
+    value: '<n>',
+    help: 'tokens per cache block; only full blocks are reused',
+    fallback: DEFAULT_FLEET_MODEL.blockSize,
+    read: integerOf(FLEET_OPTIONS.specs.blockSize),
+  }),
+  'batch-tokens': flag({
+    section: 'Fleet',
+    value: '<n>',
+    help: 'most prompt tokens prefilled per engine step (chunked prefill)',
+    fallback: DEFAULT_FLEET_MODEL.maxBatchTokens,
+    read: integerOf(FLEET_OPTIONS.specs.maxBatchTokens),
+  }),
+  'max-running': flag({
+    section: 'Fleet',
+    value: '<n>',
+    help: 'most requests running on one worker at once',
+    fallback: DEFAULT_FLEET_MODEL.maxRunning,
+    read: integerOf(FLEET_OPTIONS.specs.maxRunning),
+  }),
+  'prefill-tokens-per-s': flag({
+    section: 'Fleet',
+    value: '<n>',
+    help: 'prefill speed of tokens not found in the cache',
+    fallback: DEFAULT_FLEET_MODEL.prefillTokensPerSecond,
+    read: decimalOf(FLEET_OPTIONS.specs.prefillTokensPerSecond),
+  }),
+  'decode-step-ms': flag({
+    section: 'Fleet',
+    value: '<ms>',
+    help: 'fixed cost of one decode step',
+    fallback: DEFAULT_FLEET_MODEL.decodeStepMs,
+    read: decimalOf(FLEET_OPTIONS.specs.decodeStepMs),
+  }),
+  'decode-step-per-request-ms': flag({
+    section: 'Fleet',
+    value: '<ms>',
+    help: 'added cost of one decode step per running request',
+    fallback: DEFAULT_FLEET_MODEL.decodeStepPerRequestMs,
+    read: decimalOf(FLEET_OPTIONS.specs.decodeStepPerRequestMs),
+  }),
   policies: flag<readonly PolicyName[]>({
     section: 'Routing',
     value: '<a,b,...>',
@@ -208,6 +301,14 @@ export const SIMULATE_FLAGS = {
     fallback: SIMULATION_DEFAULTS.routers,
     read: integerOf(SIMULATION_OPTIONS.specs.routers),
   }),
+  threads: flag({
+    section: 'Routing',
+    value: '<n>',
+    help: 'worker threads running the policies',
+    fallback: COMPARE_DEFAULTS.threads,
+    note: ': the available parallelism; 1 = one after another, in this thread',
+    read: integerOf(COMPARE_OPTIONS.specs.threads),
+  }),
   'poll-ms': flag({
     section: 'Routing',
     value: '<ms>',
@@ -221,6 +322,7 @@ export const SIMULATE_FLAGS = {
     value: '<kind>',
     help: `one of ${ARRIVALS.join(', ')}`,
     fallback: 'poisson',
+    note: '; trace for --trace and --workload agent',
     read: oneOf(ARRIVALS),
   }),
   ...ARRIVAL_FLAGS,

@@ -15,14 +15,23 @@ import {
   ARRIVAL_FLAGS,
   type ArrivalName,
   GENERATOR_FLAGS,
+  type RoutingKeySource,
   SIMULATE_FLAGS,
   type WorkloadName,
 } from './simulate-flags.js';
 
+/** The workloads whose requests carry timestamps: `--arrival trace` is their default. */
+const TIMED: readonly WorkloadName[] = ['mooncake', 'agent'];
+
 /** @internal Which workload, and its generator's options. */
 export type WorkloadChoice =
   | { readonly kind: Exclude<WorkloadName, 'mooncake'>; readonly options: Record<string, number> }
-  | { readonly kind: 'mooncake'; readonly path: string; readonly limit: number | undefined };
+  | {
+      readonly kind: 'mooncake';
+      readonly path: string;
+      readonly limit: number | undefined;
+      readonly routingKey: RoutingKeySource;
+    };
 
 /** @internal The parsed command line, every flag resolved to its value or its default. */
 export interface SimulateCommand {
@@ -34,6 +43,8 @@ export interface SimulateCommand {
   readonly arrivals: ArrivalProcess | undefined;
   readonly load: number;
   readonly routers: number;
+  /** Worker threads for `comparePolicies`. */
+  readonly threads: number;
   readonly seed: number;
   readonly loadPollIntervalMs: number;
   /** Where the HTML report goes; `undefined` with `--no-report`. */
@@ -61,7 +72,16 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
   const flags = parseFlags(SIMULATE_FLAGS, args);
   const help = flags.value('help');
   const { workload, seed } = readWorkload(flags);
-  const fleet = { workers: flags.value('workers'), cacheTokens: flags.value('cache-tokens') };
+  const fleet: FleetModelOptions = {
+    workers: flags.value('workers'),
+    cacheTokens: flags.value('cache-tokens'),
+    blockSize: flags.value('block-size'),
+    maxBatchTokens: flags.value('batch-tokens'),
+    maxRunning: flags.value('max-running'),
+    prefillTokensPerSecond: flags.value('prefill-tokens-per-s'),
+    decodeStepMs: flags.value('decode-step-ms'),
+    decodeStepPerRequestMs: flags.value('decode-step-per-request-ms'),
+  };
   const policies = flags.value('policies');
   const { arrivals, load } = readArrivals(flags, workload.kind);
   const out = readOut(flags);
@@ -73,6 +93,7 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     arrivals,
     load,
     routers: flags.value('routers'),
+    threads: flags.value('threads'),
     seed,
     loadPollIntervalMs: flags.value('poll-ms'),
     out,
@@ -92,6 +113,9 @@ function readWorkload(flags: SimulateFlags): { workload: WorkloadChoice; seed: n
   if (trace !== undefined && name !== 'mooncake') {
     throw new UsageError(`--trace applies to --workload mooncake, not ${name}`);
   }
+  if (flags.given('routing-key') && name !== 'mooncake') {
+    throw new UsageError(`--routing-key applies to a trace (--trace <file>), not ${name}`);
+  }
   const seed = flags.value('seed');
   const options: Record<string, number> = {};
   for (const flag of Object.keys(GENERATOR_FLAGS) as (keyof typeof GENERATOR_FLAGS)[]) {
@@ -107,7 +131,12 @@ function readWorkload(flags: SimulateFlags): { workload: WorkloadChoice; seed: n
   }
   const workload: WorkloadChoice =
     name === 'mooncake'
-      ? { kind: 'mooncake', path: trace!, limit: options.limit }
+      ? {
+          kind: 'mooncake',
+          path: trace!,
+          limit: options.limit,
+          routingKey: flags.value('routing-key'),
+        }
       : { kind: name, options: { ...options, seed } };
   return { workload, seed };
 }
@@ -118,7 +147,7 @@ function readArrivals(
   workload: WorkloadName,
 ): { arrivals: ArrivalProcess | undefined; load: number } {
   const kind: ArrivalName =
-    workload === 'mooncake' && !flags.given('arrival') ? 'trace' : flags.value('arrival');
+    TIMED.includes(workload) && !flags.given('arrival') ? 'trace' : flags.value('arrival');
   for (const flag of Object.keys(ARRIVAL_FLAGS) as (keyof typeof ARRIVAL_FLAGS)[]) {
     const applies = ARRIVAL_FLAGS[flag].arrival;
     if (flags.given(flag) && kind !== applies) {
@@ -128,8 +157,8 @@ function readArrivals(
   if (flags.given('load') && flags.given('rate')) {
     throw new UsageError('give --load or --rate, not both');
   }
-  if (kind === 'trace' && workload !== 'mooncake') {
-    throw new UsageError('--arrival trace needs a trace (--trace <file>)');
+  if (kind === 'trace' && !TIMED.includes(workload)) {
+    throw new UsageError('--arrival trace needs a trace (--trace <file>) or --workload agent');
   }
   const load = flags.value('load');
   switch (kind) {

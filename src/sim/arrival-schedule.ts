@@ -33,7 +33,9 @@ export class ArrivalSchedule {
 
   /**
    * The schedule of `arrivals` over `requests`. Poisson gaps come from a generator seeded with
-   * `seed`; a trace request without a `timestamp` arrives at time 0 (then nothing is rebased).
+   * `seed`; a trace request without a `timestamp` arrives at time 0 (then nothing is rebased),
+   * except one with `after`, which arrives with the first request (it then waits for `after`)
+   * and leaves the rebasing alone.
    *
    * @returns the schedule. Cost: O(n log n) for a trace whose timestamps are out of order, O(n)
    *   otherwise; 12 bytes per scheduled request.
@@ -63,10 +65,16 @@ export class ArrivalSchedule {
       case 'trace': {
         const speedup = arrivals.speedup ?? 1;
         let offset = total === 0 ? 0 : Number.POSITIVE_INFINITY;
-        for (const request of requests) offset = Math.min(offset, request.timestamp ?? 0);
+        for (const request of requests) {
+          if (request.timestamp !== undefined || request.after === undefined) {
+            offset = Math.min(offset, request.timestamp ?? 0);
+          }
+        }
         const times = new Float64Array(total);
         for (let i = 0; i < total; i++) {
-          times[i] = ((requests[i]!.timestamp ?? 0) - offset) / speedup;
+          const request = requests[i]!;
+          const own = request.timestamp ?? (request.after === undefined ? 0 : offset);
+          times[i] = (own - offset) / speedup;
         }
         return ArrivalSchedule.#sorted(times, offset);
       }

@@ -4,16 +4,19 @@
  *
  * @module
  */
-import { callback, custom, number, OptionTable } from '../core/option-table.js';
+import { availableParallelism } from 'node:os';
+import { boolean, callback, custom, integer, number, OptionTable } from '../core/option-table.js';
 import { fail, readObject } from '../core/options.js';
 import { POLICY_NAMES } from '../policies/create-policy.js';
 import type { PolicyName } from '../policies/policy.js';
 import { type ArrivalProcess, describeArrivals } from './arrivals.js';
 import { fleetCapacity } from './capacity.js';
 import { ceilingHitRate } from './ceiling.js';
+import type { CompareJob } from './compare-job.js';
 import type { FleetModelOptions } from './fleet-model.js';
-import type { Comparison, PolicyRun } from './result.js';
-import { simulateResolved } from './simulation.js';
+import { ORACLE } from './oracle.js';
+import { runJobs } from './parallel-runs.js';
+import type { Comparison } from './result.js';
 import {
   resolveArrivals,
   resolveFleetModel,
@@ -59,8 +62,28 @@ export interface CompareOptions {
   readonly seed?: number;
   /** As {@link SimulationOptions.loadPollIntervalMs}, for every run. */
   readonly loadPollIntervalMs?: number;
-  /** Called as each policy's run progresses. */
-  readonly onProgress?: (policy: PolicyName, completed: number, total: number) => void;
+  /**
+   * Called as each run progresses, from 0 to `total` completed requests: every policy's, and
+   * the oracle's under the name `'oracle'`. With worker threads, the runs' calls interleave.
+   */
+  readonly onProgress?: (policy: PolicyName | 'oracle', completed: number, total: number) => void;
+  /**
+   * Worker threads to run the policies in: a pool of `min(runs, threads)`, each taking the next
+   * run when done; 1 runs them one after another in this thread. The results are the same
+   * either way (but for `routingMicrosPerRequest`, wall-clock time). The runs also go one
+   * after another here when the workload cannot be built again in a thread — only the built-in
+   * generators' and the trace reader's workloads can, not a workload of your own or a copy of
+   * one — when a `policyConfigs` entry holds anything but plain data (a function, a class
+   * instance), or when no worker thread starts. Each thread builds the workload again (a trace
+   * read from a file is read again) and holds its own copy: memory grows with the threads.
+   * @defaultValue `os.availableParallelism()`
+   */
+  readonly threads?: number;
+  /**
+   * Also run the oracle ({@link Comparison.oracle}): one more simulation, routed with perfect
+   * knowledge of every engine's cache. @defaultValue true
+   */
+  readonly oracle?: boolean;
 }
 
 /**
@@ -77,13 +100,17 @@ export const COMPARE_OPTIONS = new OptionTable(
       readObject(field, value),
     ),
     onProgress: callback<NonNullable<CompareOptions['onProgress']>>('a function', undefined, ''),
+    threads: integer(availableParallelism(), 1, 1_024, '`os.availableParallelism()`'),
+    oracle: boolean(true),
   },
   'any',
 );
 
 /**
- * Runs each policy through `simulate` on the same workload, fleet, arrivals and seed, and
- * computes the ceiling hit rate and the fleet's capacity.
+ * Runs each policy through `simulate` on the same workload, fleet, arrivals and seed — and,
+ * unless `oracle: false`, the oracle run ({@link Comparison.oracle}) — and computes the ceiling
+ * hit rate and the fleet's capacity. The runs go to worker threads (see
+ * {@link CompareOptions.threads}); the result does not depend on how many.
  *
  * Every option — the workload completely (as `simulate` checks it), and each policy's
  * configuration — is checked before the first policy runs, so a mistake fails at once rather
@@ -91,9 +118,12 @@ export const COMPARE_OPTIONS = new OptionTable(
  *
  * @returns the {@link Comparison}, runs in the order of `policies`.
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for an invalid option or a malformed
- *   workload, naming it; an error thrown by `onProgress`, as is.
+ *   workload, naming it; an error a run throws in a worker thread, as the same
+ *   `FleetRouteError` (code and message); an error thrown by `onProgress`, as is (the other
+ *   runs are then stopped).
  * Cost: one workload check (O(requests + prompt tokens)), the ceiling (O(prompt tokens)), then
- * one simulation per policy.
+ * one simulation per policy and one for the oracle (which walks every engine's cache for each
+ * request), spread over `threads` threads, each of which first builds the workload again.
  * @public
  */
 export async function comparePolicies(options: CompareOptions): Promise<Comparison> {
@@ -109,7 +139,11 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     }
   }
   const fleet = resolveFleetModel(o.fleet as FleetModelOptions | undefined);
-  const { load, policyConfigs: configs, onProgress } = COMPARE_OPTIONS.read(o);
+  const { load, policyConfigs: configs, onProgress, threads, oracle } = COMPARE_OPTIONS.read(o);
+  const progressOf =
+    (name: PolicyName | 'oracle') =>
+    (done: number, total: number): void =>
+      onProgress?.(name, done, total);
   const ceiling = ceilingHitRate(workload, fleet.blockSize);
   const capacity = fleetCapacity(workload, fleet, ceiling);
   const traced =
@@ -132,14 +166,29 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
       ...(o.loadPollIntervalMs === undefined
         ? {}
         : { loadPollIntervalMs: o.loadPollIntervalMs as number }),
-      ...(onProgress === undefined
-        ? {}
-        : { onProgress: (done: number, total: number) => onProgress(policy, done, total) }),
+      ...(onProgress === undefined ? {} : { onProgress: progressOf(policy) }),
     };
     return resolveSimulationOptions(simulation, true);
   });
-  const runs: PolicyRun[] = [];
-  for (const plan of plans) runs.push(await simulateResolved(plan));
+  const jobs: CompareJob[] = plans.map((plan, i) => ({ name: policies[i]!, oracle: false, plan }));
+  if (oracle) {
+    // The oracle ignores the policy and its configuration; the rest of the plan is shared.
+    const plan = {
+      ...plans[0]!,
+      policyConfig: {},
+      onProgress: onProgress === undefined ? undefined : progressOf(ORACLE),
+    };
+    jobs.push({ name: ORACLE, oracle: true, plan });
+  }
+  const { runs: results } = await runJobs(
+    workload,
+    jobs,
+    threads,
+    onProgress === undefined
+      ? undefined
+      : (job, completed, total) => onProgress(jobs[job]!.name, completed, total),
+  );
+  const runs = results.slice(0, plans.length);
   const timestampOffsetMs = runs[0]?.timestampOffsetMs ?? 0;
   const describe = rebased(describeArrivals(arrivals), timestampOffsetMs);
   return {
@@ -161,6 +210,7 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     ceiling,
     capacity,
     runs,
+    ...(oracle ? { oracle: results[plans.length]! } : {}),
   };
 }
 

@@ -18,13 +18,14 @@ export { DEFAULT_FLEET_MODEL } from './fleet-model.js';
 export { SeededRandom } from './random.js';
 export type { HtmlReportOptions } from './report/index.js';
 export { renderHtmlReport } from './report/index.js';
-export type { Comparison, Percentiles, PolicyRun } from './result.js';
+export type { Comparison, Percentiles, PolicyRun, RunInfo } from './result.js';
 export { simulate } from './simulation.js';
 export type { SimulationOptions } from './simulation-options.js';
 export { resolveFleetModel } from './simulation-options.js';
 export { formatComparison } from './text-table.js';
 export type { SimRequest, Workload } from './workload.js';
 export type {
+  AgentConversationsOptions,
   HotPrefixOptions,
   MooncakeTraceOptions,
   MultiTurnChatOptions,
@@ -32,6 +33,7 @@ export type {
   ZeroReuseOptions,
 } from './workloads/index.js';
 export {
+  agentConversations,
   generatedSharedPrefix,
   multiTurnChat,
   parseMooncakeTrace,

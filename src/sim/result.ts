@@ -28,6 +28,12 @@ export interface PolicyRun {
   readonly hitRate: number;
   /** Time to first token: arrival to the end of the request's prefill. */
   readonly ttftMs: Percentiles;
+  /**
+   * The time-to-first-token distribution, ms, at 1 % steps: entry `i` is the `i`-th percentile
+   * (nearest rank; entry 0 the fastest request, entry 100 the slowest), so 101 numbers whatever
+   * the request count; empty when no request completed.
+   */
+  readonly ttftQuantilesMs: readonly number[];
   /** Completed requests and generated tokens per second of simulated time. */
   readonly throughput: {
     readonly requestsPerSecond: number;
@@ -52,12 +58,17 @@ export interface PolicyRun {
   /** Wall-clock CPU time of the routing decision (`router.select`) per request, µs. */
   readonly routingMicrosPerRequest: number;
   /**
-   * Requests in flight (waiting or running) on each worker, sampled every `intervalMs` of
-   * simulated time from the first arrival: `inFlight[worker][sample]`.
+   * Requests on each worker, sampled every `intervalMs` of simulated time from the first
+   * arrival, as `series[worker][sample]`: `inFlight` (waiting or running), `waiting` (queued,
+   * not yet admitted to a batch) and `running` (in the batch). When a run outgrows 1,000
+   * samples, neighbouring samples merge keeping the larger of each series, so `inFlight` can be
+   * less than `waiting + running` in a merged sample.
    */
   readonly timeline: {
     readonly intervalMs: number;
     readonly inFlight: readonly (readonly number[])[];
+    readonly waiting: readonly (readonly number[])[];
+    readonly running: readonly (readonly number[])[];
   };
   /**
    * Events the simulation processed: arrivals, engine steps, load polls and timeline samples.
@@ -101,4 +112,34 @@ export interface Comparison {
   /** Estimated requests per second the fleet sustains at the ceiling hit rate. */
   readonly capacity: number;
   readonly runs: readonly PolicyRun[];
+  /**
+   * The oracle run (`policy: 'oracle'`), present unless `comparePolicies` was given
+   * `oracle: false` (`simulate` never runs it): the same fleet, arrivals and seed, routed with
+   * perfect knowledge of every engine's cache. Each request goes to the worker holding the
+   * longest cached prefix of its prompt among those whose in-flight count + 1 stays within
+   * `ceil(1.25 × (total in flight + 1) / workers)` (`prefix_hash`'s bounded-load rule), ties to
+   * the fewest in flight, then the lowest index. It estimates the best hit rate a router can
+   * reach with this fleet and cache size, where {@link Comparison.ceiling} is the bound of one
+   * infinite cache. It is an estimate, not a bound: it is greedy (it sees what the caches hold
+   * now, not what the prefills in flight are about to add) and it leaves a worker once the load
+   * bound is reached, so a policy that keeps affinity past that bound (`cache_aware`,
+   * `consistent_hashing`) can beat it — by a point or two of hit rate at 80 % load, more at low
+   * load, where the bound is tightest.
+   */
+  readonly oracle?: PolicyRun;
+  /** How the comparison was produced, when the caller recorded it (the CLI does). */
+  readonly run?: RunInfo;
+}
+
+/**
+ * How a {@link Comparison} was produced: filled by the `fleetroute` command, absent from a
+ * comparison built through the API unless its caller adds it.
+ *
+ * @public
+ */
+export interface RunInfo {
+  /** The command line as given, program name first (`['fleetroute', 'simulate', …]`). */
+  readonly argv: readonly string[];
+  /** The fleetroute version that ran it (`version` of its package.json). */
+  readonly version: string;
 }

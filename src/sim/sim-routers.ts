@@ -33,7 +33,8 @@ export class SimRouters {
 
   /**
    * Builds `o.routers` routers, each over a registry of `urls` (every worker `ready`, health
-   * checks and load polling off), with the policy `o.policy` reading `clock`.
+   * checks and load polling off), with the policy `o.policy` reading `clock`, or the one
+   * `policyOf(k)` returns for router `k` when given (the oracle run's).
    *
    * @throws what a registry, policy or router constructor throws; what was built stays
    *   recorded for {@link SimRouters.close}. Cost: O(routers × workers).
@@ -42,12 +43,14 @@ export class SimRouters {
     o: ResolvedSimulationOptions,
     urls: readonly string[],
     clock: () => number,
+    policyOf?: (k: number) => Policy,
   ): Promise<void> {
     for (let k = 0; k < o.routers; k++) {
       const registry = await WorkerRegistry.create({ defaultStatus: 'ready', clock });
       this.#registries.push(registry);
       for (const url of urls) await registry.register({ url });
-      const policy = createPolicy(o.policy, policyConfigOf(o, k, clock) as never) as Policy;
+      const policy =
+        policyOf?.(k) ?? (createPolicy(o.policy, policyConfigOf(o, k, clock) as never) as Policy);
       let router: Router;
       try {
         router = new Router({

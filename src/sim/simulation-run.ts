@@ -19,6 +19,7 @@ import { RunTally } from './run-tally.js';
 import type { SimRouters } from './sim-routers.js';
 import type { ResolvedSimulationOptions } from './simulation-options.js';
 import { Timeline } from './timeline.js';
+import type { SimRequest } from './workload.js';
 import { promptOf } from './workload-check.js';
 
 /** Event kinds. Scheduled arrivals are not queued: {@link ArrivalSchedule} holds them. */
@@ -38,6 +39,10 @@ export class SimulationRun {
   /** Reads the simulated time; give it to every policy and registry of the run. */
   readonly clock = (): number => this.#now;
   readonly urls: readonly string[];
+  /** Called with each request's block keys, prompt length and the engines just before routing. */
+  beforeSelect:
+    | ((keys: Float64Array, promptLength: number, engines: readonly Engine[]) => void)
+    | undefined;
   readonly #o: ResolvedSimulationOptions;
   readonly #total: number;
   readonly #workerOf: ReadonlyMap<string, number>;
@@ -57,6 +62,10 @@ export class SimulationRun {
   #samplesStarted = false;
   readonly #tally: RunTally;
   readonly #done: Uint8Array;
+  /** When each request completed (ms), read for the `delayMs` of the requests that follow it. */
+  readonly #doneAt: Float64Array;
+  /** Multiplies each `delayMs`: a trace replayed `speedup` times faster shortens its delays too. */
+  readonly #delayScale: number;
   readonly #parked = new Map<number, number[]>();
   readonly #precision: PrecisionProbe;
   readonly #progressEvery: number;
@@ -76,9 +85,11 @@ export class SimulationRun {
     this.#schedule = ArrivalSchedule.of(o.arrivals, o.workload.requests, o.seed);
     this.#nextClosedLoop = o.arrivals.kind === 'closed_loop' ? this.#schedule.size : 0;
     this.#polls = o.loadPollIntervalMs > 0 ? new LoadPolls(o.loadPollIntervalMs) : undefined;
-    this.#timeline = new Timeline(model.workers, o.sampleIntervalMs);
+    this.#timeline = new Timeline(model.workers, o.sampleIntervalMs, 3);
     this.#tally = new RunTally(this.#total, model.workers);
     this.#done = new Uint8Array(this.#total);
+    this.#doneAt = new Float64Array(this.#total);
+    this.#delayScale = o.arrivals.kind === 'trace' ? 1 / (o.arrivals.speedup ?? 1) : 1;
     this.#precision = new PrecisionProbe(model.workers, model.blockSize, o.precision);
     this.#progressEvery = Math.max(1, Math.floor(this.#total / 100));
   }
@@ -143,7 +154,12 @@ export class SimulationRun {
       cachedTokens,
       promptTokens,
       precision: this.#precision.value,
-      timeline: { intervalMs: this.#timeline.intervalMs, inFlight: this.#timeline.series },
+      timeline: {
+        intervalMs: this.#timeline.intervalMs,
+        inFlight: this.#timeline.channel(0),
+        waiting: this.#timeline.channel(1),
+        running: this.#timeline.channel(2),
+      },
       eventsProcessed: this.#events,
       timestampOffsetMs: this.#schedule.offsetMs,
     });
@@ -168,7 +184,11 @@ export class SimulationRun {
   #sample(): void {
     if (!this.#busy) return;
     const engines = this.#engines;
-    let next = this.#timeline.record(this.#now, (w) => engines[w]!.inFlight);
+    // Channels: 0 in flight, 1 waiting, 2 running.
+    let next = this.#timeline.record(this.#now, (w, channel) => {
+      const engine = engines[w]!;
+      return channel === 0 ? engine.inFlight : channel === 1 ? engine.waiting : engine.running;
+    });
     if (this.#idle) next = this.#timeline.skipIdle(this.#schedule.nextTime);
     if (next !== Number.POSITIVE_INFINITY) this.#queue.push(next, SAMPLE, 0);
   }
@@ -181,9 +201,9 @@ export class SimulationRun {
     }
   }
 
-  #release(id: number): void {
+  #release(id: number, time = this.#now): void {
     this.#releases++;
-    this.#queue.push(this.#now, RELEASE, id);
+    this.#queue.push(time, RELEASE, id);
   }
 
   #completedJob(job: Job, time: number): void {
@@ -196,10 +216,12 @@ export class SimulationRun {
   #finish(id: number): void {
     this.#completed++;
     this.#done[id] = 1;
+    this.#doneAt[id] = this.#now;
     const waiting = this.#parked.get(id);
     if (waiting !== undefined) {
       this.#parked.delete(id);
-      for (const next of waiting) this.#release(next);
+      const requests = this.#o.workload.requests;
+      for (const next of waiting) this.#release(next, this.#now + this.#delayOf(requests[next]!));
     }
     if (this.#o.arrivals.kind === 'closed_loop' && this.#nextClosedLoop < this.#total) {
       this.#release(this.#nextClosedLoop++);
@@ -214,21 +236,35 @@ export class SimulationRun {
     }
   }
 
+  /** How long after its `after` completes `request` is sent (ms of simulated time). */
+  #delayOf(request: SimRequest): number {
+    return request.delayMs === undefined ? 0 : request.delayMs * this.#delayScale;
+  }
+
   #send(id: number): void {
     const request = this.#o.workload.requests[id]!;
-    if (request.after !== undefined && this.#done[request.after] === 0) {
-      const list = this.#parked.get(request.after);
-      if (list === undefined) this.#parked.set(request.after, [id]);
-      else list.push(id);
-      return;
+    if (request.after !== undefined) {
+      if (this.#done[request.after] === 0) {
+        const list = this.#parked.get(request.after);
+        if (list === undefined) this.#parked.set(request.after, [id]);
+        else list.push(id);
+        return;
+      }
+      const due = this.#doneAt[request.after]! + this.#delayOf(request);
+      if (due > this.#now) {
+        this.#release(id, due);
+        return;
+      }
     }
     const now = this.#now;
     const router = this.#routers[this.#tally.sent % this.#routers.length]!;
     const tokens = promptOf(request, id);
-    const keys = blockKeys(tokens, this.#o.fleet.blockSize);
+    // The answer's keys too (the engine caches them at completion), chained in one pass.
+    const keys = blockKeys(tokens, this.#o.fleet.blockSize, request.outputTokens);
     const best = this.#precision.measure(keys, request.promptLength, this.#engines);
     const selectRequest =
       request.routingKey === undefined ? { tokens } : { tokens, routingKey: request.routingKey };
+    this.beforeSelect?.(keys, request.promptLength, this.#engines);
     const started = performance.now();
     const lease = router.select(selectRequest);
     const routingMs = performance.now() - started;

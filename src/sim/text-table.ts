@@ -6,16 +6,26 @@
  */
 import type { Comparison, PolicyRun } from './result.js';
 
-/** A column: header, how a run's value is shown, and whether the column is right-aligned. */
+/** A column: its header and how a run's value is shown (the first is left-aligned, the rest right). */
 interface Column {
   readonly header: string;
   readonly cell: (run: PolicyRun, comparison: Comparison) => string;
+  /** Shown only when the comparison has an oracle run. */
+  readonly oracleOnly?: boolean;
 }
 
 const COLUMNS: readonly Column[] = [
   { header: 'policy', cell: (r) => r.policy },
   { header: 'hit rate', cell: (r) => percent(r.hitRate) },
   { header: 'of ceiling', cell: (r, c) => (c.ceiling > 0 ? percent(r.hitRate / c.ceiling) : '—') },
+  {
+    header: 'of oracle',
+    cell: (r, c) => {
+      const oracle = c.oracle?.hitRate ?? 0;
+      return oracle > 0 ? percent(r.hitRate / oracle) : '—';
+    },
+    oracleOnly: true,
+  },
   { header: 'TTFT p50', cell: (r) => ms(r.ttftMs.p50) },
   { header: 'TTFT p99', cell: (r) => ms(r.ttftMs.p99) },
   { header: 'req/s', cell: (r) => fixed(r.throughput.requestsPerSecond, 1) },
@@ -27,7 +37,9 @@ const COLUMNS: readonly Column[] = [
 
 /**
  * Renders `comparison` for a terminal: the workload, fleet, arrivals, ceiling and capacity, then
- * an aligned table with one row per policy. Plain ASCII apart from `µ`, `—` and `×`.
+ * an aligned table with one row per policy and, when the comparison has one, a last row for the
+ * oracle run and a column "of oracle" (each hit rate over the oracle's). Plain ASCII apart from
+ * `µ`, `—` and `×`.
  *
  * @returns the text, ending with a newline.
  * @public
@@ -46,8 +58,10 @@ export function formatComparison(comparison: Comparison): string {
     `ceiling   ${percent(c.ceiling)} token hit rate (one infinite shared cache); capacity ≈ ${fixed(c.capacity, 1)} req/s`,
     '',
   ];
-  const rows = c.runs.map((run) => COLUMNS.map((col) => col.cell(run, c)));
-  const widths = COLUMNS.map((col, i) =>
+  const columns = COLUMNS.filter((col) => c.oracle !== undefined || col.oracleOnly !== true);
+  const runs = c.oracle === undefined ? c.runs : [...c.runs, c.oracle];
+  const rows = runs.map((run) => columns.map((col) => col.cell(run, c)));
+  const widths = columns.map((col, i) =>
     Math.max(col.header.length, ...rows.map((row) => row[i]!.length)),
   );
   const render = (cells: readonly string[]): string =>
@@ -55,7 +69,7 @@ export function formatComparison(comparison: Comparison): string {
       .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
       .join('  ')
       .trimEnd();
-  lines.push(render(COLUMNS.map((col) => col.header)));
+  lines.push(render(columns.map((col) => col.header)));
   lines.push(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of rows) lines.push(render(row));
   return `${lines.join('\n')}\n`;

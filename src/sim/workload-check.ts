@@ -21,7 +21,7 @@ const WHERE = 'workload';
  * `requests[i]` an object with `id === i`, integer `promptLength` and `outputLength` in
  * [1, 1,000,000], a `tokens()` that returns a `Uint32Array` of `promptLength` tokens, and optional
  * `outputTokens` (a `Uint32Array`), `routingKey` (a string), `timestamp` (a finite number ≥ 0)
- * and `after` (the id of an earlier request).
+ * `after` (the id of an earlier request) and `delayMs` (a finite number ≥ 0, only with `after`).
  *
  * Reads each field once (a getter that throws is reported as that field) and calls each
  * `tokens()` once. Cost: O(requests + prompt tokens); a trace builds every prompt once.
@@ -118,6 +118,13 @@ function readRequest(value: unknown, i: number): void {
         : `the id of an earlier request (0 … ${i - 1})`,
       after,
     );
+  }
+  const delay = field(o, 'delayMs', where);
+  if (delay !== undefined) {
+    if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) {
+      fail(`${where}.delayMs`, 'a finite number ≥ 0 (ms)', delay);
+    }
+    if (after === undefined) fail(`${where}.delayMs`, 'absent without after', delay);
   }
 }
 

@@ -34,9 +34,15 @@ export interface SimRequest {
   readonly timestamp?: number;
   /**
    * The id of a request that must complete before this one is sent (the previous turn of a
-   * conversation). It then arrives at `max(its own arrival, that completion)`.
+   * conversation). It then arrives at `max(its own arrival, that completion + delayMs)`.
    */
   readonly after?: number;
+  /**
+   * Think time, ms: how long after the completion of `after` the request is sent (a user
+   * reading the answer, a tool running). Only with `after`; a finite number ≥ 0.
+   * @defaultValue 0
+   */
+  readonly delayMs?: number;
 }
 
 /**
@@ -53,4 +59,33 @@ export interface Workload {
   readonly requests: readonly SimRequest[];
   /** The generator's parameters, for reports. */
   readonly parameters: Readonly<Record<string, number | string>>;
+}
+
+/**
+ * @internal The key of a workload's {@link WorkloadRecipe}: a non-enumerable property, so a
+ * spread copy (`{ ...workload, requests: fewer }`) never carries a recipe that no longer fits.
+ * `Symbol.for`, so the ESM and CJS builds read each other's workloads.
+ */
+export const WORKLOAD_RECIPE: unique symbol = Symbol.for('fleetroute.workload.recipe');
+
+/**
+ * @internal How to build a workload again elsewhere (in a worker thread): the generator and its
+ * resolved options, or the Mooncake trace (its text, or the path it was read from) and the
+ * reader's resolved options. Plain data only, so it can be posted to another thread.
+ */
+export type WorkloadRecipe =
+  | {
+      readonly generator: 'shared-prefix' | 'chat' | 'hot-prefix' | 'zero-reuse';
+      readonly options: Readonly<Record<string, number | boolean>>;
+    }
+  | {
+      readonly generator: 'mooncake';
+      readonly source: { readonly text: string } | { readonly path: string };
+      readonly options: Readonly<Record<string, number | string | undefined>>;
+    };
+
+/** @internal The recipe a built-in generator or the trace reader gave `workload`, if any. O(1). */
+export function recipeOf(workload: Workload): WorkloadRecipe | undefined {
+  const own = Object.getOwnPropertyDescriptor(workload, WORKLOAD_RECIPE);
+  return own === undefined ? undefined : (own.value as WorkloadRecipe);
 }

@@ -12,6 +12,7 @@ import type { BoundedSpec } from '../../src/core/option-table.js';
 import { COMPARE_OPTIONS } from '../../src/sim/compare.js';
 import { FLEET_OPTIONS } from '../../src/sim/fleet-model.js';
 import {
+  agentConversations,
   DEFAULT_FLEET_MODEL,
   DEFAULT_POLICIES,
   generatedSharedPrefix,
@@ -21,6 +22,7 @@ import {
   zeroReuse,
 } from '../../src/sim/index.js';
 import { resolveSimulationOptions, SIMULATION_OPTIONS } from '../../src/sim/simulation-options.js';
+import { AGENT_CONVERSATIONS_OPTIONS } from '../../src/sim/workloads/agent-conversations.js';
 import { runCli } from '../support/cli.js';
 
 const TRACE = join(process.cwd(), 'test/sim/fixtures/mooncake-sample.jsonl');
@@ -28,6 +30,7 @@ const NAMES = Object.keys(SIMULATE_FLAGS) as (keyof typeof SIMULATE_FLAGS)[];
 const GENERATORS: Readonly<Record<string, (options: object) => Workload>> = {
   'shared-prefix': generatedSharedPrefix,
   chat: multiTurnChat,
+  agent: agentConversations,
   'hot-prefix': singleHotPrefix,
   'zero-reuse': zeroReuse,
 };
@@ -96,7 +99,16 @@ describe('the flags of fleetroute simulate', () => {
     expect(command).toMatchObject({
       help: false,
       workload: { kind: f.workload.fallback },
-      fleet: { workers: f.workers.fallback, cacheTokens: f['cache-tokens'].fallback },
+      fleet: {
+        workers: f.workers.fallback,
+        cacheTokens: f['cache-tokens'].fallback,
+        blockSize: f['block-size'].fallback,
+        maxBatchTokens: f['batch-tokens'].fallback,
+        maxRunning: f['max-running'].fallback,
+        prefillTokensPerSecond: f['prefill-tokens-per-s'].fallback,
+        decodeStepMs: f['decode-step-ms'].fallback,
+        decodeStepPerRequestMs: f['decode-step-per-request-ms'].fallback,
+      },
       policies: f.policies.fallback,
       arrivals: undefined,
       load: f.load.fallback,
@@ -115,6 +127,40 @@ describe('the flags of fleetroute simulate', () => {
       kind: 'trace',
       speedup: f.speedup.fallback,
     });
+    // The agent workload carries its own start times: it is replayed as a trace by default.
+    expect(parseSimulateArgs(['--workload', 'agent']).arrivals).toEqual({
+      kind: 'trace',
+      speedup: f.speedup.fallback,
+    });
+    expect(parseSimulateArgs(['--trace', TRACE]).workload).toMatchObject({ routingKey: 'none' });
+    expect(
+      parseSimulateArgs(['--trace', TRACE, '--routing-key', 'session']).workload,
+    ).toMatchObject({ kind: 'mooncake', routingKey: 'session' });
+  });
+
+  it('the fleet flags reach the fleet model', () => {
+    const command = parseSimulateArgs([
+      '--block-size',
+      '32',
+      '--batch-tokens',
+      '4096',
+      '--max-running',
+      '64',
+      '--prefill-tokens-per-s',
+      '12000.5',
+      '--decode-step-ms',
+      '4.5',
+      '--decode-step-per-request-ms',
+      '0',
+    ]);
+    expect(command.fleet).toMatchObject({
+      blockSize: 32,
+      maxBatchTokens: 4096,
+      maxRunning: 64,
+      prefillTokensPerSecond: 12000.5,
+      decodeStepMs: 4.5,
+      decodeStepPerRequestMs: 0,
+    });
   });
 
   it("the defaults it passes are the library's own, so passing them changes nothing", () => {
@@ -132,6 +178,14 @@ describe('the flags of fleetroute simulate', () => {
     const f = SIMULATE_FLAGS;
     expect(f.workers.fallback).toBe(DEFAULT_FLEET_MODEL.workers);
     expect(f['cache-tokens'].fallback).toBe(DEFAULT_FLEET_MODEL.cacheTokens);
+    expect(f['block-size'].fallback).toBe(DEFAULT_FLEET_MODEL.blockSize);
+    expect(f['batch-tokens'].fallback).toBe(DEFAULT_FLEET_MODEL.maxBatchTokens);
+    expect(f['max-running'].fallback).toBe(DEFAULT_FLEET_MODEL.maxRunning);
+    expect(f['prefill-tokens-per-s'].fallback).toBe(DEFAULT_FLEET_MODEL.prefillTokensPerSecond);
+    expect(f['decode-step-ms'].fallback).toBe(DEFAULT_FLEET_MODEL.decodeStepMs);
+    expect(f['decode-step-per-request-ms'].fallback).toBe(
+      DEFAULT_FLEET_MODEL.decodeStepPerRequestMs,
+    );
     expect(f.policies.fallback).toEqual(DEFAULT_POLICIES);
     const resolved = resolveSimulationOptions({
       workload: generatedSharedPrefix({ groups: 1, promptsPerGroup: 1 }),
@@ -148,6 +202,14 @@ describe('the flags of fleetroute simulate', () => {
     ['poll-ms', SIMULATION_OPTIONS, 'loadPollIntervalMs'],
     ['workers', FLEET_OPTIONS, 'workers'],
     ['cache-tokens', FLEET_OPTIONS, 'cacheTokens'],
+    ['block-size', FLEET_OPTIONS, 'blockSize'],
+    ['batch-tokens', FLEET_OPTIONS, 'maxBatchTokens'],
+    ['max-running', FLEET_OPTIONS, 'maxRunning'],
+    ['prefill-tokens-per-s', FLEET_OPTIONS, 'prefillTokensPerSecond'],
+    ['decode-step-ms', FLEET_OPTIONS, 'decodeStepMs'],
+    ['decode-step-per-request-ms', FLEET_OPTIONS, 'decodeStepPerRequestMs'],
+    ['conversation-rate', AGENT_CONVERSATIONS_OPTIONS, 'conversationsPerSecond'],
+    ['think-ms', AGENT_CONVERSATIONS_OPTIONS, 'meanThinkTimeMs'],
     ['load', COMPARE_OPTIONS, 'load'],
   ] as const)('--%s accepts exactly the range of the option it passes on', (name, table, key) => {
     const spec: Flag<unknown> = SIMULATE_FLAGS[name];

@@ -66,6 +66,18 @@ describe('fleetroute simulate', () => {
   it('runs each workload, arrival process and the multi-router mode', async () => {
     for (const args of [
       ['--workload', 'chat', '--users', '3', '--rounds', '2'],
+      ['--workload', 'agent', '--users', '6', '--rounds', '2', '--think-ms', '500'],
+      ['--workload', 'agent', '--users', '6', '--arrival', 'closed', '--concurrency', '3'],
+      [
+        '--trace',
+        'test/sim/fixtures/mooncake-sample.jsonl',
+        '--arrival',
+        'closed',
+        '--concurrency',
+        '32',
+      ],
+      ['--trace', 'test/sim/fixtures/mooncake-sample.jsonl', '--routing-key', 'session'],
+      [...SMALL, '--block-size', '32', '--batch-tokens', '2048', '--prefill-tokens-per-s', '4000'],
       ['--workload', 'hot-prefix', '--requests', '20', '--arrival', 'all'],
       ['--workload', 'zero-reuse', '--requests', '20', '--arrival', 'closed', '--concurrency', '4'],
       ['--trace', 'test/sim/fixtures/mooncake-sample.jsonl', '--speedup', '5'],
@@ -94,6 +106,19 @@ describe('fleetroute simulate', () => {
     [['--load', '0.5', '--rate', '3'], /--load or --rate/],
     [['--concurrency', '3'], /--concurrency applies to --arrival closed/],
     [['--arrival', 'trace'], /needs a trace/],
+    [['--workload', 'chat', '--routing-key', 'session'], /--routing-key applies to a trace/],
+    [
+      [
+        '--trace',
+        join(process.cwd(), 'test/sim/fixtures/mooncake-sample.jsonl'),
+        '--routing-key',
+        'user',
+      ],
+      /--routing-key must be one of none, session/,
+    ],
+    [['--workload', 'agent', '--groups', '3'], /--groups does not apply to --workload agent/],
+    [['--workload', 'agent', '--conversation-rate', '0'], /--conversation-rate must be a number/],
+    [['--block-size', '0'], /--block-size must be an integer from 1/],
     [['--workload', 'mooncake'], /needs --trace/],
     [['--trace', 'no-such-file.jsonl'], /no-such-file/],
     [['--frobnicate'], /frobnicate/],
@@ -139,6 +164,55 @@ describe('fleetroute simulate', () => {
     expect(json.runs[0].timestampOffsetMs).toBe(start);
     expect(json.runs[0].eventsProcessed).toBeLessThan(200);
   }, 10_000);
+
+  it('--routing-key session routes a trace by its session ids: manual and consistent_hashing follow sessions', async () => {
+    // Four sessions of four turns; every turn of a session extends its previous prompt.
+    const lines: string[] = [];
+    for (let turn = 0; turn < 4; turn++) {
+      for (let s = 0; s < 4; s++) {
+        const ids = Array.from({ length: turn + 2 }, (_, j) => (j === 0 ? 7 : 100 * s + j));
+        lines.push(
+          JSON.stringify({
+            session_id: `conv-${s}`,
+            ...(turn === 0 ? { timestamp: s * 10 } : { delay: 50 }),
+            input_length: ids.length * 512,
+            output_length: 8,
+            hash_ids: ids,
+          }),
+        );
+      }
+    }
+    await writeFile(join(dir, 'sessions.jsonl'), `${lines.join('\n')}\n`);
+    const run = async (key: string) => {
+      const { code } = await cli(
+        'simulate',
+        '--trace',
+        join(dir, 'sessions.jsonl'),
+        '--routing-key',
+        key,
+        '--workers',
+        '4',
+        '--policies',
+        'manual,consistent_hashing',
+        '--no-report',
+        '--json',
+        `${key}.json`,
+        '--quiet',
+      );
+      expect(code).toBe(0);
+      return JSON.parse(await readFile(join(dir, `${key}.json`), 'utf8'));
+    };
+    const keyed = await run('session');
+    const unkeyed = await run('none');
+    for (const r of keyed.runs) {
+      // Each session stays on one worker: every later turn finds its whole previous prompt.
+      expect(r.completed, r.policy).toBe(16);
+      expect(r.hitRate, r.policy).toBeGreaterThan(0.6);
+    }
+    expect(keyed.runs.map((r: { hitRate: number }) => r.hitRate)).not.toEqual(
+      unkeyed.runs.map((r: { hitRate: number }) => r.hitRate),
+    );
+  });
 
   it('--help prints the options; an unknown command is exit code 2', async () => {
     const help = await cli('simulate', '--help');

@@ -26,6 +26,7 @@ import {
 import { COMPARE_OPTIONS } from '../../src/sim/compare.js';
 import { FLEET_OPTIONS } from '../../src/sim/fleet-model.js';
 import { SIMULATION_OPTIONS } from '../../src/sim/simulation-options.js';
+import { AGENT_CONVERSATIONS_OPTIONS } from '../../src/sim/workloads/agent-conversations.js';
 import { HOT_PREFIX_OPTIONS } from '../../src/sim/workloads/hot-prefix.js';
 import { MOONCAKE_OPTIONS } from '../../src/sim/workloads/mooncake-trace.js';
 import { MULTI_TURN_CHAT_OPTIONS } from '../../src/sim/workloads/multi-turn-chat.js';
@@ -59,6 +60,7 @@ const TABLES = [
   HOT_PREFIX_OPTIONS,
   ZERO_REUSE_OPTIONS,
   MOONCAKE_OPTIONS,
+  AGENT_CONVERSATIONS_OPTIONS,
 ] as unknown as AnyTable[];
 
 function sources(dir: string): string[] {

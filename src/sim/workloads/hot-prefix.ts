@@ -93,5 +93,6 @@ export function singleHotPrefix(options: HotPrefixOptions = {}): Workload {
       `${formatCount(suffixLength)}-token suffix, ${countOf(outputLength, 'output token')}`,
     requests,
     { requests: count, prefixLength, suffixLength, outputLength, seed },
+    { generator: 'hot-prefix', options: o },
   );
 }

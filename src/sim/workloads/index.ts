@@ -1,9 +1,11 @@
 /**
- * The simulator's workloads: four generators and the Mooncake trace reader.
+ * The simulator's workloads: five generators and the Mooncake trace reader.
  *
  * @module
  */
 
+export type { AgentConversationsOptions } from './agent-conversations.js';
+export { agentConversations } from './agent-conversations.js';
 export type { HotPrefixOptions } from './hot-prefix.js';
 export { singleHotPrefix } from './hot-prefix.js';
 export type { MooncakeTraceOptions } from './mooncake-trace.js';

@@ -6,9 +6,10 @@
  */
 
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { FleetRouteError, invalidArgument } from '../../core/errors.js';
-import { custom, integer, OptionTable, type Resolved } from '../../core/option-table.js';
-import { describe, fail, readInteger, readString } from '../../core/options.js';
+import { custom, integer, OptionTable, oneOf, type Resolved } from '../../core/option-table.js';
+import { describe, fail, readInteger, readNumber, readString } from '../../core/options.js';
 import { fmix32 } from '../random.js';
 import type { SimRequest, Workload } from '../workload.js';
 import {
@@ -18,6 +19,7 @@ import {
   MAX_PROMPT_TOKENS,
   MAX_REQUESTS,
   VOCABULARY,
+  withRecipe,
 } from './support.js';
 
 /**
@@ -35,6 +37,12 @@ export interface MooncakeTraceOptions {
   readonly limit?: number;
   /** The workload's name, for reports (at most 100 characters). @defaultValue `'mooncake'` */
   readonly name?: string;
+  /**
+   * Where each request's routing key comes from: `'none'` (no key, as a client that sends none)
+   * or `'session'` (the record's `session_id`, as a string; records without one get none).
+   * @defaultValue `'none'`
+   */
+  readonly routingKey?: 'none' | 'session';
 }
 
 const WHERE = 'mooncake';
@@ -47,17 +55,34 @@ export const MOONCAKE_OPTIONS = new OptionTable(WHERE, 'MooncakeTraceOptions', {
     'all',
   ),
   name: custom(WHERE, (field, value) => readString(field, value, 100), "`'mooncake'`"),
+  routingKey: oneOf<'none' | 'session'>(['none', 'session'], 'none', "`'none'`"),
 });
+
+/** @internal The longest `session_id` a record may have, in characters. */
+export const MAX_SESSION_ID_LENGTH = 256;
 
 /**
  * Parses a Mooncake trace: JSON Lines, one record per line, such as
  * `{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 2, …]}`.
  * `timestamp` is the arrival in ms from the start; `hash_ids` holds one id per block of
  * `blockTokens` prompt tokens (the last block may be partial), and equal ids mean equal blocks
- * after equal prefixes. Blank lines are skipped; other fields are ignored.
+ * after equal prefixes. Blank lines are skipped; other fields are ignored. `timestamp` may be
+ * fractional; `input_tokens` and `output_tokens` are accepted for `input_length` and
+ * `output_length` (giving both with different values is an error).
+ *
+ * Multi-turn records, as AIPerf's `mooncake_trace` reader and Dynamo's replay traces write
+ * them: `session_id` (a string of at most 256 characters, or an integer) groups records into
+ * one conversation, in file order, and `delay` is the think time in ms between the completion
+ * of the previous record of the same session and this one being sent. Every record of a session
+ * after its first becomes a request with `after` = the previous record of the session and
+ * `delayMs = delay` (0 when absent), so a turn is never sent before the previous turn of its
+ * conversation completed; such a record needs no `timestamp` (given, it is a lower bound on the
+ * arrival). The first record of a session, and any record without `session_id`, needs a
+ * `timestamp` and has no `delay`. Prompt reuse between turns still comes from `hash_ids` only.
  *
  * Each record becomes a request in file order (`requests[i].id === i`) with its `timestamp`,
- * `promptLength = input_length`, `outputLength = max(1, output_length)` and no routing key.
+ * `promptLength = input_length`, `outputLength = max(1, output_length)` and, with
+ * `routingKey: 'session'`, its `session_id` as routing key (none otherwise).
  * Its `tokens()` builds the prompt on each call, so the trace never holds every prompt at once:
  * block `j` with id `h` contributes `blockTokens` tokens that depend only on `h` and their
  * position in the block, truncated to `input_length`. Two records whose `hash_ids` start alike
@@ -73,12 +98,20 @@ export const MOONCAKE_OPTIONS = new OptionTable(WHERE, 'MooncakeTraceOptions', {
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option; naming the
  *   line number and the field of a malformed record (not JSON, not an object, a field missing,
  *   negative or not an integer, `hash_ids` not an array of non-negative integers or shorter than
- *   `ceil(input_length / blockTokens)`); or when the trace has no record, or more than
+ *   `ceil(input_length / blockTokens)`, a length and its alias that disagree, a `session_id`
+ *   that is empty, too long or neither a string nor an integer, a `delay` that is negative or
+ *   not finite, or one on a record without an earlier record of its session); or when the trace
+ *   has no record, or more than
  *   1,000,000 without a `limit`.
  * @public
  */
 export function parseMooncakeTrace(text: string, options: MooncakeTraceOptions = {}): Workload {
-  return parseResolved(text, MOONCAKE_OPTIONS.read(options));
+  const resolved = MOONCAKE_OPTIONS.read(options);
+  return withRecipe(parseResolved(text, resolved), {
+    generator: 'mooncake',
+    source: { text },
+    options: resolved,
+  });
 }
 
 /**
@@ -112,10 +145,17 @@ export async function readMooncakeTrace(
     );
   }
   const workload = parseResolved(text, resolved);
-  return frozenWorkload(workload.name, workload.description, workload.requests, {
-    ...workload.parameters,
-    path: String(path),
-  });
+  return frozenWorkload(
+    workload.name,
+    workload.description,
+    workload.requests,
+    { ...workload.parameters, path: String(path) },
+    {
+      generator: 'mooncake',
+      source: { path: typeof path === 'string' ? path : fileURLToPath(path) },
+      options: resolved,
+    },
+  );
 }
 
 /** {@link MooncakeTraceOptions} once validated. */
@@ -131,6 +171,8 @@ function parseResolved(text: unknown, options: ResolvedOptions): Workload {
   let outputTokens = 0;
   let first = Number.POSITIVE_INFINITY;
   let last = 0;
+  /** The last request of each session so far. */
+  const sessions = new Map<string, number>();
   while (start < text.length) {
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
@@ -145,12 +187,14 @@ function parseResolved(text: unknown, options: ResolvedOptions): Workload {
           `${WHERE}.limit, got more`,
       );
     }
-    const request = parseRecord(line, lineNumber, requests.length, options.blockTokens);
+    const request = parseRecord(line, lineNumber, requests.length, options, sessions);
     requests.push(request);
     promptTokens += request.promptLength;
     outputTokens += request.outputLength;
-    first = Math.min(first, request.timestamp!);
-    last = Math.max(last, request.timestamp!);
+    if (request.timestamp !== undefined) {
+      first = Math.min(first, request.timestamp);
+      last = Math.max(last, request.timestamp);
+    }
   }
   const count = requests.length;
   if (count === 0) throw invalidArgument(`${WHERE} trace must have at least one record, got none`);
@@ -170,12 +214,16 @@ function parseResolved(text: unknown, options: ResolvedOptions): Workload {
   );
 }
 
-/** Parses one non-blank line into request `id`. */
+/**
+ * Parses one non-blank line into request `id`. `sessions` maps each session id seen so far to
+ * its last request, and is updated.
+ */
 function parseRecord(
   line: string,
   lineNumber: number,
   id: number,
-  blockTokens: number,
+  options: ResolvedOptions,
+  sessions: Map<string, number>,
 ): SimRequest {
   const where = `${WHERE} line ${lineNumber}`;
   let record: unknown;
@@ -188,17 +236,107 @@ function parseRecord(
     fail(where, 'a JSON object', record);
   }
   const o = record as Record<string, unknown>;
-  const timestamp = readField(o, 'timestamp', where, 0, Number.MAX_SAFE_INTEGER);
-  const promptLength = readField(o, 'input_length', where, 1, MAX_PROMPT_TOKENS);
-  const outputLength = Math.max(1, readField(o, 'output_length', where, 0, MAX_PROMPT_TOKENS));
+  const session = readSessionId(o, where);
+  const previous = session === undefined ? undefined : sessions.get(session);
+  const delay = readDelay(o, where, session, previous);
+  const timestamp =
+    o.timestamp === undefined && previous !== undefined
+      ? undefined
+      : readNumber(
+          `${where}: timestamp`,
+          required(o, 'timestamp', where),
+          0,
+          0,
+          Number.MAX_SAFE_INTEGER,
+        );
+  const promptLength = readAliased(o, 'input_length', 'input_tokens', where, 1);
+  const outputLength = Math.max(1, readAliased(o, 'output_length', 'output_tokens', where, 0));
+  const { blockTokens } = options;
   const seeds = readBlockSeeds(o, where, Math.ceil(promptLength / blockTokens));
+  if (session !== undefined) sessions.set(session, id);
   return Object.freeze({
     id,
     promptLength,
     outputLength,
-    timestamp,
+    ...(timestamp === undefined ? {} : { timestamp }),
+    ...(options.routingKey === 'session' && session !== undefined ? { routingKey: session } : {}),
+    ...(previous === undefined
+      ? {}
+      : delay === undefined
+        ? { after: previous }
+        : { after: previous, delayMs: delay }),
     tokens: () => traceTokens(seeds, promptLength, blockTokens),
   });
+}
+
+/** `o[key]`, which must be present. */
+function required(o: Record<string, unknown>, key: string, where: string): unknown {
+  if (o[key] === undefined) throw invalidArgument(`${where}: ${key} is missing`);
+  return o[key];
+}
+
+/**
+ * The length field `key` or its alias (`input_tokens` for `input_length`, `output_tokens` for
+ * `output_length`): an integer in [min, 1,000,000]. Both may be given only with equal values.
+ */
+function readAliased(
+  o: Record<string, unknown>,
+  key: string,
+  alias: string,
+  where: string,
+  min: number,
+): number {
+  if (o[key] === undefined && o[alias] !== undefined) {
+    return readInteger(`${where}: ${alias}`, o[alias], 0, min, MAX_PROMPT_TOKENS);
+  }
+  const value = readField(o, key, where, min, MAX_PROMPT_TOKENS);
+  if (o[alias] !== undefined && o[alias] !== value) {
+    throw invalidArgument(
+      `${where}: ${key} (${value}) and ${alias} (${describe(o[alias])}) disagree; give one`,
+    );
+  }
+  return value;
+}
+
+/**
+ * `session_id` as a string: a non-empty string of at most {@link MAX_SESSION_ID_LENGTH}
+ * characters, or a safe integer (written in decimal); `undefined` when absent.
+ */
+function readSessionId(o: Record<string, unknown>, where: string): string | undefined {
+  const value = o.session_id;
+  if (value === undefined) return undefined;
+  if (Number.isSafeInteger(value)) return String(value);
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_SESSION_ID_LENGTH) {
+    fail(
+      `${where}: session_id`,
+      `a string of 1 to ${MAX_SESSION_ID_LENGTH} characters or an integer`,
+      value,
+    );
+  }
+  return value;
+}
+
+/**
+ * `delay` (ms, finite, ≥ 0), which needs an earlier record of the same session: it is counted
+ * from that record's completion. `undefined` when absent.
+ */
+function readDelay(
+  o: Record<string, unknown>,
+  where: string,
+  session: string | undefined,
+  previous: number | undefined,
+): number | undefined {
+  if (o.delay === undefined) return undefined;
+  const delay = readNumber(`${where}: delay`, o.delay, 0, 0, Number.MAX_SAFE_INTEGER);
+  if (previous === undefined) {
+    throw invalidArgument(
+      session === undefined
+        ? `${where}: delay needs a session_id (it counts from the previous record of the session)`
+        : `${where}: delay needs an earlier record of session ${describe(session)}; ` +
+            'the first record of a session needs a timestamp instead',
+    );
+  }
+  return delay;
 }
 
 /** The required integer field `key` of a record, within [min, max]. */
@@ -240,10 +378,15 @@ function readBlockSeeds(o: Record<string, unknown>, where: string, blocks: numbe
   return seeds;
 }
 
+/** Maps a 32-bit word onto [0, VOCABULARY) by its high bits (the largest word maps below it). */
+const TOKEN_SCALE = VOCABULARY / 4_294_967_296;
+
 /**
- * The prompt of a record, cut at `length`: token `k` of block `j` mixes the block's seeds with
- * `k`, except the first four tokens, which are the four 16-bit halves of the seeds (so blocks
- * with different ids differ there). O(length).
+ * The prompt of a record, cut at `length`. The first four tokens of block `j` are the four
+ * 16-bit halves of its seeds (a bijection of its id, so blocks with different ids differ there);
+ * token `k ≥ 4` is the high bits of one multiply of the block's key (mixed once from its seeds)
+ * with `k`, so tokens depend only on the block's id and their position, all below
+ * {@link VOCABULARY}. O(length), one xor and one multiply per token.
  */
 function traceTokens(seeds: Uint32Array, length: number, blockTokens: number): Uint32Array {
   const out = new Uint32Array(length);
@@ -251,12 +394,14 @@ function traceTokens(seeds: Uint32Array, length: number, blockTokens: number): U
     const low = seeds[2 * j]!;
     const high = seeds[2 * j + 1]!;
     const key = fmix32(low ^ Math.imul(high, 0x85ebca6b));
-    const end = Math.min(length, base + blockTokens);
-    for (let i = base; i < end; i++) {
-      out[i] = fmix32((key + Math.imul(i - base, 0x9e3779b9)) >>> 0) % VOCABULARY;
+    const size = Math.min(length - base, blockTokens);
+    for (let k = 4; k < size; k++) {
+      out[base + k] = ((Math.imul(key ^ k, 0x9e3779b1) >>> 0) * TOKEN_SCALE) | 0;
     }
-    const head = [low & 0xffff, low >>> 16, high & 0xffff, high >>> 16];
-    for (let k = 0; k < head.length && base + k < end; k++) out[base + k] = head[k]!;
+    if (size > 0) out[base] = low & 0xffff;
+    if (size > 1) out[base + 1] = low >>> 16;
+    if (size > 2) out[base + 2] = high & 0xffff;
+    if (size > 3) out[base + 3] = high >>> 16;
   }
   return out;
 }

@@ -150,5 +150,6 @@ export function multiTurnChat(options: MultiTurnChatOptions = {}): Workload {
       `${formatCount(questionLength)}-token questions, ${formatCount(answerLength)}-token answers`,
     requests,
     { users, rounds, systemPromptLength, questionLength, answerLength, seed },
+    { generator: 'chat', options: o },
   );
 }

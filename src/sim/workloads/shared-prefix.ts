@@ -154,5 +154,6 @@ export function generatedSharedPrefix(options: SharedPrefixOptions = {}): Worklo
       seed,
       shuffle: String(shuffle),
     },
+    { generator: 'shared-prefix', options: o },
   );
 }

@@ -7,7 +7,12 @@
  */
 import { fail } from '../../core/options.js';
 import type { SeededRandom } from '../random.js';
-import type { SimRequest, Workload } from '../workload.js';
+import {
+  type SimRequest,
+  WORKLOAD_RECIPE,
+  type Workload,
+  type WorkloadRecipe,
+} from '../workload.js';
 
 /** @internal Token ids are drawn below this (a Llama-3-sized vocabulary). */
 export const VOCABULARY = 128_000;
@@ -90,7 +95,10 @@ export function tokensStartingWith(
 }
 
 /** The optional fields a generator may set on a request. */
-type RequestExtras = Pick<SimRequest, 'routingKey' | 'outputTokens' | 'after' | 'timestamp'>;
+type RequestExtras = Pick<
+  SimRequest,
+  'routingKey' | 'outputTokens' | 'after' | 'delayMs' | 'timestamp'
+>;
 
 /**
  * @internal A frozen request whose `tokens()` returns `prompt` itself (never a copy). Only the
@@ -111,19 +119,31 @@ export function storedRequest(
   });
 }
 
-/** @internal A frozen workload; freezes `requests` in place and copies `parameters`. */
+/**
+ * @internal A frozen workload; freezes `requests` in place and copies `parameters`. A `recipe`
+ * becomes its non-enumerable {@link WORKLOAD_RECIPE} property.
+ */
 export function frozenWorkload(
   name: string,
   description: string,
   requests: readonly SimRequest[],
   parameters: Readonly<Record<string, number | string>>,
+  recipe?: WorkloadRecipe,
 ): Workload {
-  return Object.freeze({
+  const workload = {
     name,
     description,
     requests: Object.freeze(requests),
     parameters: Object.freeze({ ...parameters }),
-  });
+  };
+  if (recipe !== undefined) Object.defineProperty(workload, WORKLOAD_RECIPE, { value: recipe });
+  return Object.freeze(workload);
+}
+
+/** @internal `workload` again, frozen, with `recipe` (the requests are shared, not copied). */
+export function withRecipe(workload: Workload, recipe: WorkloadRecipe): Workload {
+  const w = workload;
+  return frozenWorkload(w.name, w.description, w.requests, w.parameters, recipe);
 }
 
 /** @internal `n` and `noun`, plural unless `n` is 1: `1,024 requests`, `1 group`. */

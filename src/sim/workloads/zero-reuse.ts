@@ -81,5 +81,6 @@ export function zeroReuse(options: ZeroReuseOptions = {}): Workload {
       `(no shared prefix), ${countOf(outputLength, 'output token')}`,
     requests,
     { requests: count, promptLength, outputLength, seed },
+    { generator: 'zero-reuse', options: o },
   );
 }

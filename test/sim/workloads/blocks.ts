@@ -81,6 +81,7 @@ export function sameRequests(a: readonly SimRequest[], b: readonly SimRequest[])
         r.outputLength === s.outputLength &&
         r.routingKey === s.routingKey &&
         r.after === s.after &&
+        r.delayMs === s.delayMs &&
         r.timestamp === s.timestamp &&
         sameTokens(r.tokens(), s.tokens()) &&
         (r.outputTokens === undefined) === (s.outputTokens === undefined) &&

@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { simulate } from '../../../src/sim/index.js';
 import type { Workload } from '../../../src/sim/workload.js';
+import { readWorkload } from '../../../src/sim/workload-check.js';
 import { parseMooncakeTrace, readMooncakeTrace } from '../../../src/sim/workloads/index.js';
 import { runs } from '../../helpers/fc-settings.js';
 import { rejectsCode, throwsCode } from '../../support/fixtures.js';
@@ -208,7 +210,11 @@ describe('parseMooncakeTrace: malformed lines', () => {
     ['a string', '"hello"', 'mooncake line 3 must be a JSON object'],
     ['a missing timestamp', without('timestamp'), 'mooncake line 3: timestamp is missing'],
     ['a negative timestamp', withField('timestamp', -1), 'mooncake line 3: timestamp must be'],
-    ['a fractional timestamp', withField('timestamp', 1.5), 'mooncake line 3: timestamp must be'],
+    [
+      'an infinite timestamp',
+      '{"timestamp": 1e400, "input_length": 600, "output_length": 4, "hash_ids": [1, 2]}',
+      'mooncake line 3: timestamp must be',
+    ],
     ['a string timestamp', withField('timestamp', '10'), 'mooncake line 3: timestamp must be'],
     ['a null timestamp', withField('timestamp', null), 'mooncake line 3: timestamp must be'],
     ['a missing input_length', without('input_length'), 'mooncake line 3: input_length is missing'],
@@ -354,6 +360,192 @@ describe('parseMooncakeTrace: shared prefixes (property)', () => {
         },
       ),
       runs(100, 1000),
+    );
+  });
+});
+
+describe('parseMooncakeTrace: richer rows', () => {
+  const row = (fields: Record<string, unknown>) =>
+    JSON.stringify({ input_length: 600, output_length: 4, hash_ids: [1, 2], ...fields });
+
+  it('accepts a fractional timestamp (ms)', () => {
+    const workload = parseMooncakeTrace(
+      `${row({ timestamp: 12.25 })}\n${row({ timestamp: 40.5 })}`,
+    );
+    expect(workload.requests.map((r) => r.timestamp)).toEqual([12.25, 40.5]);
+  });
+
+  it('reads input_tokens and output_tokens as aliases, alone or agreeing', () => {
+    const alias = JSON.stringify({
+      timestamp: 0,
+      input_tokens: 700,
+      output_tokens: 9,
+      hash_ids: [1, 2],
+    });
+    const both = row({ timestamp: 1, input_tokens: 600, output_tokens: 4 });
+    const workload = parseMooncakeTrace(`${alias}\n${both}`);
+    expect(workload.requests.map((r) => [r.promptLength, r.outputLength])).toEqual([
+      [700, 9],
+      [600, 4],
+    ]);
+    expect(workload.requests[0]!.tokens()).toHaveLength(700);
+  });
+
+  it('chains the rows of a session: after = the previous row of the session, delayMs = delay', () => {
+    const text = [
+      row({ session_id: 'a', timestamp: 100 }),
+      row({ session_id: 7, timestamp: 150 }),
+      row({ session_id: 'a', delay: 2500.5 }),
+      row({ timestamp: 160 }),
+      row({ session_id: '7', delay: 0 }),
+      row({ session_id: 'a', timestamp: 5000 }),
+    ].join('\n');
+    const requests = parseMooncakeTrace(text).requests;
+    expect(requests.map((r) => r.after)).toEqual([undefined, undefined, 0, undefined, 1, 2]);
+    expect(requests.map((r) => r.delayMs)).toEqual([
+      undefined,
+      undefined,
+      2500.5,
+      undefined,
+      0,
+      undefined,
+    ]);
+    expect(requests.map((r) => r.timestamp)).toEqual([100, 150, undefined, 160, undefined, 5000]);
+    // No routing key unless asked for; with routingKey: 'session', the session id as a string.
+    expect(requests.every((r) => r.routingKey === undefined)).toBe(true);
+    const keyed = parseMooncakeTrace(text, { routingKey: 'session' }).requests;
+    expect(keyed.map((r) => r.routingKey)).toEqual(['a', '7', 'a', undefined, '7', 'a']);
+  });
+
+  it('replays a session turn after turn: each delayed row waits for the previous one plus its delay', async () => {
+    const text = [
+      row({ session_id: 's', timestamp: 5000 }),
+      row({ session_id: 's', delay: 3000 }),
+      row({ session_id: 't', timestamp: 5010 }),
+    ].join('\n');
+    const workload = parseMooncakeTrace(text, { routingKey: 'session' });
+    const run = await simulate({
+      workload,
+      policy: 'round_robin',
+      fleet: { workers: 1 },
+      arrivals: { kind: 'trace' },
+      loadPollIntervalMs: 0,
+      precision: false,
+    });
+    expect(run.completed).toBe(3);
+    // Rows without a timestamp leave the rebasing to the others: the first arrival is at 0.
+    expect(run.timestampOffsetMs).toBe(5000);
+    // The second turn cannot start before 3 s of think time: the run lasts longer than that.
+    expect(run.makespanMs).toBeGreaterThan(3000);
+    const fast = await simulate({
+      workload,
+      policy: 'round_robin',
+      fleet: { workers: 1 },
+      arrivals: { kind: 'trace', speedup: 10 },
+      loadPollIntervalMs: 0,
+      precision: false,
+    });
+    expect(fast.makespanMs).toBeLessThan(run.makespanMs);
+    expect(fast.makespanMs).toBeGreaterThan(300);
+  });
+
+  it.each([
+    [
+      'input_length and input_tokens that disagree',
+      row({ timestamp: 0, input_tokens: 601 }),
+      'mooncake line 1: input_length (600) and input_tokens (601) disagree',
+    ],
+    [
+      'output_length and output_tokens that disagree',
+      row({ timestamp: 0, output_tokens: 5 }),
+      'mooncake line 1: output_length (4) and output_tokens (5) disagree',
+    ],
+    [
+      'a bad alias alone',
+      JSON.stringify({ timestamp: 0, input_tokens: -3, output_length: 1, hash_ids: [1] }),
+      'mooncake line 1: input_tokens must be',
+    ],
+    [
+      'an empty session id',
+      row({ timestamp: 0, session_id: '' }),
+      'mooncake line 1: session_id must be',
+    ],
+    [
+      'a session id too long',
+      row({ timestamp: 0, session_id: 'x'.repeat(257) }),
+      'mooncake line 1: session_id must be a string of 1 to 256 characters',
+    ],
+    [
+      'a fractional session id',
+      row({ timestamp: 0, session_id: 1.5 }),
+      'mooncake line 1: session_id must be',
+    ],
+    [
+      'an object session id',
+      row({ timestamp: 0, session_id: {} }),
+      'mooncake line 1: session_id must be',
+    ],
+    [
+      'a negative delay',
+      `${row({ session_id: 'a', timestamp: 0 })}\n${row({ session_id: 'a', delay: -1 })}`,
+      'mooncake line 2: delay must be',
+    ],
+    [
+      'a string delay',
+      `${row({ session_id: 'a', timestamp: 0 })}\n${row({ session_id: 'a', delay: '5' })}`,
+      'mooncake line 2: delay must be',
+    ],
+    [
+      'a delay without a session',
+      row({ timestamp: 0, delay: 10 }),
+      'mooncake line 1: delay needs a session_id',
+    ],
+    [
+      'a delay on the first row of a session',
+      row({ session_id: 'a', delay: 10 }),
+      'mooncake line 1: delay needs an earlier record of session',
+    ],
+    [
+      'a first row of a session without timestamp',
+      row({ session_id: 'a' }),
+      'mooncake line 1: timestamp is missing',
+    ],
+  ])('rejects %s naming the line and the field', (_, text, message) => {
+    const error = throwsCode(() => parseMooncakeTrace(text), 'INVALID_ARGUMENT');
+    expect(error.message).toContain(message);
+  });
+
+  it('any session layout gives chains: each row after the previous row of its session', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ session: fc.integer({ min: 0, max: 5 }), delay: fc.nat(10_000) }), {
+          minLength: 1,
+          maxLength: 40,
+        }),
+        (rows) => {
+          const seen = new Set<number>();
+          const text = rows
+            .map((r) => {
+              const first = !seen.has(r.session);
+              seen.add(r.session);
+              return row(
+                first
+                  ? { session_id: r.session, timestamp: 0 }
+                  : { session_id: r.session, delay: r.delay },
+              );
+            })
+            .join('\n');
+          const requests = parseMooncakeTrace(text).requests;
+          const last = new Map<number, number>();
+          rows.forEach((r, i) => {
+            expect(requests[i]!.after).toBe(last.get(r.session));
+            if (last.has(r.session)) expect(requests[i]!.delayMs).toBe(r.delay);
+            last.set(r.session, i);
+          });
+          readWorkload(parseMooncakeTrace(text));
+        },
+      ),
+      runs(100, 500),
     );
   });
 });
