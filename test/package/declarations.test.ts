@@ -137,7 +137,7 @@ describe('published declarations', { timeout: 120_000 }, () => {
       declarations += `${text}\n`;
       for (const declaredName of declaredNames(text)) declared.add(declaredName);
     }
-  });
+  }, 180_000); // a declaration build takes tens of seconds on a loaded 2-core machine
 
   afterAll(() => {
     rmSync(outDir, { recursive: true, force: true });
