@@ -66,12 +66,17 @@ export const PREFIX_HASH_OPTIONS = policyOptions('prefix_hash', 'PrefixHashConfi
  * count plus one stays within `ceil(loadFactor × (total in flight + 1) / workers)`. A request
  * with neither tokens nor text goes to the least-loaded available worker.
  *
- * Cost: one xxh64 and one table lookup per block hashed — up to the first boundary not seen
- * before and at most `maxPrefixTokens / prefixTokens` blocks, whatever the prompt's length — one
+ * Cost: one xxh64 and one table lookup per block hashed — through the block after the one that
+ * holds the key when the prompt's path has a branch point (a conversation's turn costs the depth
+ * of its deepest branch point plus two blocks, not its length), else up to the first boundary not
+ * seen before; at most `maxPrefixTokens / prefixTokens` blocks, whatever the prompt's length — one
  * shorter xxh64 past a branch point (three more when a prefix is first continued or branches),
- * and an O(1) ring lookup; a prompt of at most one block costs one xxh64 and no lookup. The
+ * and an O(1) ring lookup; a prompt of at most one block costs one xxh64 and no lookup. So a
+ * divergence more than a block below the deepest branch point known on the path is not looked
+ * for: such prompts keep that branch point's key (and worker). The
  * fleet's total in flight is O(1) for the registry's arrays (kept by leases), O(n) for other
- * lists. Memory: `maxTrackedPrefixes × 32` bytes, allocated once. Placement depends on the
+ * lists. Memory: `maxTrackedPrefixes × 32` bytes plus 4 bytes per block of `maxPrefixTokens`,
+ * allocated once. Placement depends on the
  * worker URLs and on the table, so replicas that see the same traffic route alike. Failure
  * behaviour: unavailable and over-bound workers are skipped clockwise; if every available
  * worker is over the bound (only possible with stale totals), the least loaded one met on the

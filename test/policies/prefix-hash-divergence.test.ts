@@ -107,6 +107,65 @@ describe('prefix_hash follows where prompts diverge', () => {
     expect(reads).toBeLessThanOrEqual(3 * 2_048);
   });
 
+  it("a long conversation's turn reads only through the block after the one holding its key", async () => {
+    const { workers } = await fleetOf(16);
+    const policy = createPolicy('prefix_hash');
+    const shared = tokens(2_048, 7); // 8 blocks, then the conversations diverge
+    const turn = (c: number, t: number) => {
+      const out = [...shared];
+      for (let i = 0; i < t; i++) out.push(...tokens(700, 1_000 * c + i));
+      return out;
+    };
+    for (let t = 1; t <= 12; t++)
+      for (let c = 0; c < 8; c++) policy.select(workers, { tokens: turn(c, t) });
+    const long = turn(0, 12); // 10,448 tokens, every block-boundary prefix seen over and over
+    const mine = policy.select(workers, { tokens: turn(0, 1) });
+    for (let r = 0; r < 40; r++) expect(policy.select(workers, { tokens: long })).toBe(mine);
+    let reads = 0;
+    const counted = new Proxy(long, {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+
+    expect(policy.select(workers, { tokens: counted })).toBe(mine);
+
+    // The branch point ends at 2,048; the key lies in the block after it; one more block is read.
+    expect(reads).toBe(2_048 + 2 * 256);
+  });
+
+  it('a branch point deep in a conversation is still followed once a shallower one appears above it', async () => {
+    const { workers } = await fleetOf(16);
+    const policy = createPolicy('prefix_hash');
+    const shared = tokens(2_048, 7);
+    const base = [...shared, ...tokens(2_100, 1)]; // forks diverge inside the block from 4,096 on
+    const fork = (f: number, t: number) => [...base, ...tokens(300 * t, 100 + f)];
+    // The forks alone: the walk learns a block per request until it finds them diverging at 4,096.
+    let before: (Worker | undefined)[] = [];
+    for (let r = 0; r < 25; r++)
+      before = Array.from({ length: 16 }, (_, f) => policy.select(workers, { tokens: fork(f, 1) }));
+    // Then other conversations make the end of the shared prefix a branch point too.
+    for (let r = 0; r < 2; r++)
+      for (let c = 0; c < 8; c++)
+        policy.select(workers, { tokens: [...shared, ...tokens(700, 5_000 + c)] });
+    let reads = 0;
+    const counted = new Proxy(fork(0, 2), {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+
+    const after = Array.from({ length: 16 }, (_, f) =>
+      policy.select(workers, { tokens: f === 0 ? counted : fork(f, 2) }),
+    );
+
+    expect(after).toEqual(before); // each fork keeps its own key past 4,096
+    expect(new Set(after).size).toBeGreaterThanOrEqual(8);
+    expect(reads).toBe(4_096 + 2 * 256);
+  });
+
   it('two instances fed the same requests make the same picks, and reset() forgets what was seen', async () => {
     const { workers } = await fleetOf(12);
     await fc.assert(

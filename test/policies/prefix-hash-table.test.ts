@@ -41,6 +41,26 @@ describe('PrefixTable', () => {
     expect(table.setBranch(slot, Uint32Array.of(10, 20, 30))).toBe(PROBES);
   });
 
+  it('a prefix leads to a branch point once it is one or is flagged above one, until its slot is replaced', () => {
+    const table = new PrefixTable(4); // one bucket of 4 slots
+    table.insert(1, 4);
+    table.insert(2, 8);
+    const above = table.find(1, 4);
+    const branch = table.find(2, 8);
+
+    expect(table.leadsToBranch(above)).toBe(false);
+    table.setAboveBranch(above);
+    expect(table.leadsToBranch(above)).toBe(true);
+    expect(table.branchDepth(above)).toBe(-1); // not a branch point itself
+    table.setNext(branch, 40, Uint32Array.of(10, 20, 30));
+    expect(table.leadsToBranch(branch)).toBe(false);
+    table.setBranch(branch, Uint32Array.of(11, 20, 30));
+    expect(table.leadsToBranch(branch)).toBe(true);
+    for (let lo = 12; lo <= 24; lo += 4) table.insert(lo, lo); // four newer hashes replace both
+    table.insert(1, 4);
+    expect(table.leadsToBranch(table.find(1, 4))).toBe(false);
+  });
+
   it('never holds more than its capacity, and keeps a hash used since the others of its bucket were', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 2 ** 32 - 1 }), { maxLength: 400 }), (los) => {

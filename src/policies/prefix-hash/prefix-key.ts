@@ -27,6 +27,8 @@ export class PrefixKey {
   /** The probes of the block being walked (see {@link PROBES}). */
   readonly #probeHi = new Uint32Array(PROBES);
   readonly #probeLo = new Uint32Array(PROBES);
+  /** The table slots of the prefixes walked by the current request, shallowest first. */
+  readonly #path: Int32Array;
   #hi = 0;
   #lo = 0;
 
@@ -42,6 +44,7 @@ export class PrefixKey {
     this.#words = new Uint32Array(blockTokens);
     this.#bytes = new Uint8Array(this.#words.buffer);
     this.#views = new Array<Uint8Array | undefined>(blockTokens).fill(undefined);
+    this.#path = new Int32Array(table === undefined ? 0 : this.#maxBlocks);
   }
 
   /** High 32 bits of the last key. */
@@ -55,10 +58,11 @@ export class PrefixKey {
   }
 
   /**
-   * Computes the request's key, updating the table. Cost: one xxh64 per block hashed — the
-   * blocks up to the first one the table has not seen, at most `maxBlocks` — plus one table
-   * lookup each, whatever the prompt's length; one more xxh64 past a branch point, three more
-   * when a prefix is first continued or branches.
+   * Computes the request's key, updating the table. Cost: one xxh64 per block hashed — through
+   * the block after the one that holds the key, when the prompt's path has a branch point, else
+   * up to the first prefix the table has not seen; at most `maxBlocks` — plus one table lookup
+   * each, whatever the prompt's length; one more xxh64 past a branch point, three more when a
+   * prefix is first continued or branches.
    *
    * @returns `false` when the request has neither tokens nor text (nothing hashed).
    */
@@ -96,7 +100,14 @@ export class PrefixKey {
    * The walk past the first block (just hashed; the prompt reaches at least the shortest probe
    * past it — a shorter one has the first block's key whatever the table holds): each
    * block-boundary prefix is looked up, its continuation recorded, and the key moved past every
-   * branch point met, up to the first prefix not seen before.
+   * branch point met, up to the first prefix not seen before. Past a branch point, the walk also
+   * stops once it has recorded the continuation of the first prefix that neither is a branch
+   * point nor lies above one (see {@link PrefixTable.setAboveBranch}): no known branch point lies
+   * deeper, and that continuation is what shows this prefix becoming one. So a conversation's
+   * turn costs the depth of its deepest branch point plus two blocks, not its length; the price
+   * is that a divergence deeper than that is not looked for. A new branch point flags every
+   * prefix walked above it; once one of those is replaced in the table, walks stop there and key
+   * on the shallower branch point.
    */
   #follow(
     hasher: Hasher,
@@ -116,7 +127,11 @@ export class PrefixKey {
     }
     const copies = text === undefined && !(tokens instanceof Uint32Array);
     const limit = Math.min(units, this.#maxBlocks * size);
+    const path = this.#path;
+    let walked = 0;
+    let passed = false;
     for (let start = size; start < limit; start += size) {
+      path[walked++] = slot;
       const avail = Math.min(limit - start, size);
       if (copies) copyWords(tokens!, start, avail, this.#words);
       // Past a branch point, the key is the prefix through the shortest probe that told its
@@ -124,6 +139,7 @@ export class PrefixKey {
       // inside this block. A prompt too short for it stays on the branch point itself.
       const depth = table.branchDepth(slot);
       if (depth >= 0) {
+        passed = true;
         const length = probeLength(depth, size);
         if (avail < length) {
           this.#hi = hi;
@@ -151,8 +167,11 @@ export class PrefixKey {
           const found = table.setBranch(slot, this.#probeLo);
           this.#hi = found < PROBES ? this.#probeHi[found]! : nextHi;
           this.#lo = found < PROBES ? this.#probeLo[found]! : nextLo;
+          for (let i = 0; i < walked - 1; i++) table.setAboveBranch(path[i]!);
+          passed = true;
         }
       }
+      if (passed && !table.leadsToBranch(slot)) return;
       hi = nextHi;
       lo = nextLo;
       seed = nextSeed;

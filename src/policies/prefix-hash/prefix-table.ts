@@ -22,6 +22,8 @@ const FLAGS = 7;
 const OCCUPIED = 1;
 const HAS_NEXT = 2;
 const BRANCHES = 4;
+/** A branch point lies below this prefix: a walk reaching it must go on. */
+const ABOVE_BRANCH = 8;
 /** Bits 8–15 of the flags: the branch point's probe index. */
 const DEPTH_SHIFT = 8;
 
@@ -132,6 +134,20 @@ export class PrefixTable {
     while (depth < PROBES && words[at + SUBS + depth] === probes[depth]) depth++;
     words[at + FLAGS] = words[at + FLAGS]! | BRANCHES | (depth << DEPTH_SHIFT);
     return depth;
+  }
+
+  /**
+   * Marks the prefix in `slot` as lying above a branch point, so walks past a shallower branch
+   * point go on through it. Lost when the slot is replaced.
+   */
+  setAboveBranch(slot: number): void {
+    const at = STRIDE * slot + FLAGS;
+    this.#words[at] = this.#words[at]! | ABOVE_BRANCH;
+  }
+
+  /** Whether the prefix in `slot` is a branch point or lies above one (see {@link PrefixTable.setAboveBranch}). */
+  leadsToBranch(slot: number): boolean {
+    return (this.#words[STRIDE * slot + FLAGS]! & (BRANCHES | ABOVE_BRANCH)) !== 0;
   }
 
   /** The depth of the branch point in `slot` (see {@link PrefixTable.setBranch}), or -1 when it is none. */
