@@ -14,7 +14,7 @@
  *   `concurrency: 1` with an unbounded cache removes every timing effect.
  * - `trace`: each request at its `timestamp`, divided by `speedup` (default 1).
  *
- * A request with `after` is sent no earlier than that request's completion.
+ * A request with `after` is sent no earlier than that request's completion plus its `delayMs`.
  *
  * @public
  */

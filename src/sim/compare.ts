@@ -81,7 +81,7 @@ export interface CompareOptions {
   readonly threads?: number;
   /**
    * Also run the oracle ({@link Comparison.oracle}): one more simulation, routed with perfect
-   * knowledge of every engine's cache. @defaultValue true
+   * knowledge of every engine's cache and queue. @defaultValue true
    */
   readonly oracle?: boolean;
 }
@@ -122,8 +122,8 @@ export const COMPARE_OPTIONS = new OptionTable(
  *   `FleetRouteError` (code and message); an error thrown by `onProgress`, as is (the other
  *   runs are then stopped).
  * Cost: one workload check (O(requests + prompt tokens)), the ceiling (O(prompt tokens)), then
- * one simulation per policy and one for the oracle (which walks every engine's cache for each
- * request), spread over `threads` threads, each of which first builds the workload again.
+ * one simulation per policy and one for the oracle (which walks every engine's cache and queue
+ * for each request), spread over `threads` threads, each of which first builds the workload again.
  * @public
  */
 export async function comparePolicies(options: CompareOptions): Promise<Comparison> {

@@ -10,6 +10,14 @@ import type { FleetModel } from './fleet-model.js';
 import { PrefixCache } from './prefix-cache.js';
 import type { SimRequest } from './workload.js';
 
+/**
+ * How many waiting requests, from the head of the queue, {@link Engine.pendingMatch} and
+ * {@link Engine.queuedPrefillTokens} look into, and how many requests ahead of each the latter
+ * compares it with: bounds on their cost in an overloaded run.
+ */
+const SCANNED_WAITING = 64;
+const COMPARED_AHEAD = 8;
+
 /** @internal A request on a worker, from routing to completion. */
 export interface Job {
   readonly request: SimRequest;
@@ -56,6 +64,8 @@ export class Engine {
   #waitingHead = 0;
   #running: Job[] = [];
   #busy = false;
+  /** {@link queuedPrefillTokens} as last computed, or −1 once a submit or step changed it. */
+  #queued = -1;
   /** Prompt tokens served from the cache, and all prompt tokens admitted. */
   cachedTokens = 0;
   promptTokens = 0;
@@ -81,11 +91,94 @@ export class Engine {
   }
 
   /**
+   * How many leading `keys`, at most `limit`, the prompt of a request queued or in prefill here
+   * begins with: blocks not reusable yet that its prefill will publish (the oracle reads them).
+   * Only the first 64 waiting are looked at. O((running + 64) × blocks compared).
+   */
+  pendingMatch(keys: Float64Array, limit: number): number {
+    let best = 0;
+    const running = this.#running;
+    for (let i = 0; i < running.length; i++) {
+      const job = running[i]!;
+      if (!job.decoding) best = Math.max(best, commonPrefix(keys, job, limit));
+    }
+    const scanned = Math.min(this.#waiting.length, this.#waitingHead + SCANNED_WAITING);
+    for (let i = this.#waitingHead; i < scanned && best < limit; i++) {
+      best = Math.max(best, commonPrefix(keys, this.#waiting[i]!, limit));
+    }
+    return best;
+  }
+
+  /**
+   * Prompt tokens this worker still has to prefill before a request sent now starts: what the
+   * batch has left, plus the part of every waiting prompt that neither the cache nor a request
+   * ahead of it (in prefill, or among the 8 waiting just ahead) will hold by then; past the
+   * first 64 waiting, whole prompts. Cost: O(1) when nothing changed since the last read; else
+   * O(waiting + 64 × (8 + running) × blocks compared).
+   */
+  get queuedPrefillTokens(): number {
+    if (this.#queued >= 0) return this.#queued;
+    const m = this.#m;
+    let tokens = 0;
+    const running = this.#running;
+    for (let i = 0; i < running.length; i++) tokens += running[i]!.prefillLeft;
+    const head = this.#waitingHead;
+    const scanned = Math.min(this.#waiting.length, head + SCANNED_WAITING);
+    for (let i = head; i < scanned; i++) {
+      const job = this.#waiting[i]!;
+      const length = job.request.promptLength;
+      const limit = Math.min(job.promptBlocks, Math.floor((length - 1) / m.blockSize));
+      let matched = this.cache.match(job.keys, limit);
+      for (let k = 0; k < running.length && matched < limit; k++) {
+        if (!running[k]!.decoding)
+          matched = Math.max(matched, commonPrefix(job.keys, running[k]!, limit));
+      }
+      for (let k = Math.max(head, i - COMPARED_AHEAD); k < i && matched < limit; k++) {
+        matched = Math.max(matched, commonPrefix(job.keys, this.#waiting[k]!, limit));
+      }
+      tokens += length - matched * m.blockSize;
+    }
+    // Deeper in a long queue, whole prompts: such a worker is no candidate anyway.
+    for (let i = scanned; i < this.#waiting.length; i++) {
+      tokens += this.#waiting[i]!.request.promptLength;
+    }
+    this.#queued = tokens;
+    return tokens;
+  }
+
+  /**
+   * When a request sent now, with `tokens` of its prompt to prefill, would get its first token
+   * if nothing else arrived (ms from now): {@link queuedPrefillTokens} and its own at the
+   * prefill rate, `maxBatchTokens` per step, each step also paying the decode cost of the
+   * requests decoding now. Cost: that of {@link queuedPrefillTokens}, then O(1).
+   */
+  firstTokenEstimateMs(tokens: number): number {
+    const m = this.#m;
+    const total = this.queuedPrefillTokens + tokens;
+    const running = this.#running;
+    let decoding = 0;
+    let soonest = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < running.length; i++) {
+      const job = running[i]!;
+      if (!job.decoding) continue;
+      decoding++;
+      soonest = Math.min(soonest, job.decodeLeft);
+    }
+    const stepMs = decoding > 0 ? m.decodeStepMs + m.decodeStepPerRequestMs * decoding : 0;
+    let steps = Math.max(1, Math.ceil(total / m.maxBatchTokens));
+    // A full batch: each request ahead of it, and itself, waits for a running one to finish.
+    const short = this.waiting + 1 - (m.maxRunning - running.length);
+    if (short > 0 && decoding > 0) steps += short * soonest;
+    return (total / m.prefillTokensPerSecond) * 1000 + steps * stepMs;
+  }
+
+  /**
    * Queues `request` (the keys of its prompt and answer blocks, as `blockKeys(prompt, blockSize,
    * answer)` gives them, and the caller's `handle`, given back at completion), sent at `now`;
    * starts a step at once if the worker is idle.
    */
   submit(request: SimRequest, keys: Float64Array, handle: unknown, now: number): void {
+    this.#queued = -1;
     this.#waiting.push({
       request,
       keys,
@@ -105,6 +198,7 @@ export class Engine {
 
   /** Ends the step in progress at `now` and starts the next one if there is work. */
   step(now: number): void {
+    this.#queued = -1;
     const running = this.#running;
     let kept = 0;
     for (let i = 0; i < running.length; i++) {
@@ -202,4 +296,13 @@ export class Engine {
       }
     }
   }
+}
+
+/** How many leading `keys`, at most `limit`, are the first prompt blocks of `job`. */
+function commonPrefix(keys: Float64Array, job: Job, limit: number): number {
+  const other = job.keys;
+  const n = Math.min(limit, job.promptBlocks);
+  let i = 0;
+  while (i < n && other[i] === keys[i]) i++;
+  return i;
 }

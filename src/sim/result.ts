@@ -115,16 +115,18 @@ export interface Comparison {
   /**
    * The oracle run (`policy: 'oracle'`), present unless `comparePolicies` was given
    * `oracle: false` (`simulate` never runs it): the same fleet, arrivals and seed, routed with
-   * perfect knowledge of every engine's cache. Each request goes to the worker holding the
-   * longest cached prefix of its prompt among those whose in-flight count + 1 stays within
-   * `ceil(1.25 × (total in flight + 1) / workers)` (`prefix_hash`'s bounded-load rule), ties to
-   * the fewest in flight, then the lowest index. It estimates the best hit rate a router can
-   * reach with this fleet and cache size, where {@link Comparison.ceiling} is the bound of one
-   * infinite cache. It is an estimate, not a bound: it is greedy (it sees what the caches hold
-   * now, not what the prefills in flight are about to add) and it leaves a worker once the load
-   * bound is reached, so a policy that keeps affinity past that bound (`cache_aware`,
-   * `consistent_hashing`) can beat it — by a point or two of hit rate at 80 % load, more at low
-   * load, where the bound is tightest.
+   * perfect knowledge of every engine — its cache, the prompt blocks that the requests already
+   * routed there will publish once their prefill is done, and its queue. Each request goes to
+   * the worker with the smallest estimated time to first token, counting the tokens it would
+   * have to compute there twice: it stays with the worker holding its prefix (a conversation,
+   * a group's system prompt, even one still in prefill) unless waiting there costs more than
+   * twice the prefill saved. Ties go to the longest match, the fewest in flight, the emptiest
+   * cache, then the lowest index. It estimates the best hit rate a router can reach with this fleet and cache size,
+   * where {@link Comparison.ceiling} is the bound of one infinite cache. It is greedy, an
+   * estimate rather than a proof: it buys its hit rate with queueing (its TTFT is often higher
+   * than `cache_aware`'s), and on a long trace at many workers a policy that balances new
+   * prompts (`cache_aware`) beats it, since following every short shared prefix gathers traffic
+   * on a few workers whose caches then evict more (see docs/simulator.md).
    */
   readonly oracle?: PolicyRun;
   /** How the comparison was produced, when the caller recorded it (the CLI does). */

@@ -75,7 +75,7 @@ export const WORKLOAD_RECIPE: unique symbol = Symbol.for('fleetroute.workload.re
  */
 export type WorkloadRecipe =
   | {
-      readonly generator: 'shared-prefix' | 'chat' | 'hot-prefix' | 'zero-reuse';
+      readonly generator: 'shared-prefix' | 'chat' | 'hot-prefix' | 'zero-reuse' | 'agent';
       readonly options: Readonly<Record<string, number | boolean>>;
     }
   | {

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FleetRouteError } from '../../src/core/errors.js';
 import type { CompareJob } from '../../src/sim/compare-job.js';
 import {
+  agentConversations,
   type Comparison,
   comparePolicies,
   generatedSharedPrefix,
@@ -79,6 +80,17 @@ describe('comparePolicies with worker threads', () => {
     const threaded = await comparePolicies({ workload, policies: POLICIES, threads: 2 });
     expect(threaded.oracle?.policy).toBe('oracle');
     expect(deterministic(threaded)).toEqual(deterministic(serial));
+  });
+
+  it('gives the same comparison for an agent workload, built again in each thread', async () => {
+    const workload = agentConversations({ conversations: 24, meanThinkTimeMs: 500, seed: 3 });
+    const arrivals = { kind: 'trace' } as const;
+    const serial = await comparePolicies({ workload, policies: POLICIES, arrivals, threads: 1 });
+    const threaded = await comparePolicies({ workload, policies: POLICIES, arrivals, threads: 2 });
+    expect(serial.runs[0]!.completed).toBe(workload.requests.length);
+    expect(deterministic(threaded)).toEqual(deterministic(serial));
+    const { threads } = await runJobs(workload, jobsOf(workload), 2, undefined);
+    expect(threads).toBeGreaterThanOrEqual(1);
   });
 
   it('gives the same comparison for a small Mooncake trace, parsed from text or read from a file', async () => {

@@ -1,27 +1,53 @@
 /**
- * The oracle run: routing with perfect knowledge of the engines' caches under prefix_hash's
- * bounded-load rule. Its pick rule on a hand-built fleet, its place in a comparison, and how it
- * compares with the policies.
+ * The oracle run: routing with perfect knowledge of every engine — its cache, the blocks the
+ * requests routed to it will publish, and its queue. Its pick rule on a hand-built fleet, on real
+ * engines, its place in a comparison, and how it compares with the policies.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { blockKeys } from '../../src/sim/block-keys.js';
+import { Engine } from '../../src/sim/engine.js';
+import { DEFAULT_FLEET_MODEL } from '../../src/sim/fleet-model.js';
 import {
+  agentConversations,
   comparePolicies,
   DEFAULT_POLICIES,
   formatComparison,
   generatedSharedPrefix,
   multiTurnChat,
   simulate,
+  singleHotPrefix,
 } from '../../src/sim/index.js';
-import { type OracleEngine, OracleView, oraclePolicy } from '../../src/sim/oracle.js';
+import {
+  type OracleEngine,
+  OracleView,
+  oraclePolicy,
+  UNCACHED_WEIGHT,
+} from '../../src/sim/oracle.js';
 import type { PrefixCache } from '../../src/sim/prefix-cache.js';
+import type { SimRequest } from '../../src/sim/workload.js';
 import type { Worker } from '../../src/workers/worker.js';
 
 const URLS = ['http://w0', 'http://w1', 'http://w2', 'http://w3'];
 
-/** An engine whose cache holds the first `held` blocks of any prompt, with `inFlight` requests. */
-function engine(held: number, inFlight: number): OracleEngine {
-  const cache = { match: (_keys: Float64Array, limit: number) => Math.min(held, limit) };
-  return { cache: cache as unknown as PrefixCache, inFlight };
+/**
+ * An engine whose cache holds the first `held` blocks of any prompt, `pending` more blocks of
+ * which a request in prefill will publish, and a queue of `queuedMs` before any new prefill (a
+ * new request's tokens then cost 1 ms each).
+ */
+function engine(held: number, queuedMs: number, pending = 0, inFlight = 0): OracleEngine {
+  // A 10-block prompt: a shorter `keys` is its tail, from block 10 − keys.length on.
+  const cache = {
+    used: 0,
+    match: (keys: Float64Array, limit: number) =>
+      Math.max(0, Math.min(held - (10 - keys.length), limit)),
+  };
+  return {
+    cache: cache as unknown as PrefixCache,
+    inFlight,
+    pendingMatch: (_keys, limit) => Math.min(pending, limit),
+    firstTokenEstimateMs: (tokens) => queuedMs + tokens,
+  };
 }
 
 /** Workers as the router hands them to a policy: URL, availability, the processed count. */
@@ -36,7 +62,7 @@ function workers(available: readonly boolean[] = [true, true, true, true]): Work
   );
 }
 
-/** The engine index the oracle picks for a 10-block prompt (160 tokens of 16). */
+/** The engine index the oracle picks for a 10-block prompt (161 tokens of 16). */
 function pick(engines: OracleEngine[], available?: readonly boolean[]): number | undefined {
   const view = new OracleView(16, URLS);
   view.observe(new Float64Array(10), 161, engines);
@@ -46,24 +72,32 @@ function pick(engines: OracleEngine[], available?: readonly boolean[]): number |
 
 describe('the oracle pick', () => {
   it.each([
-    // [matches, in flight, expected]; the bound is ceil(1.25 × (total + 1) / 4)
-    [[2, 5, 3, 0], [1, 1, 1, 1], 1], // longest match
-    [[4, 4, 4, 0], [2, 1, 1, 0], 1], // equal matches: fewest in flight, then lowest index
-    [[0, 9, 3, 0], [1, 3, 1, 1], 2], // w1 is over the bound: ceil(1.25 × 7 / 4) = 3 < 3 + 1
-    [[0, 0, 0, 0], [0, 0, 0, 0], 0], // nothing cached, idle fleet: lowest index
-  ])('matches %j with in flight %j → worker %i', (matches, inFlight, expected) => {
-    const engines = matches.map((m, i) => engine(m, inFlight[i]!));
+    // [cached blocks, queue ms, expected]; cost = queue + 2 × (161 − 16 × blocks)
+    [[2, 5, 3, 0], [0, 0, 0, 0], 1], // longest match on an idle fleet
+    [[0, 9, 0, 0], [0, 200, 0, 0], 1], // w1 saves 2 × 144 = 288 ms of prefill, waits 200
+    [[0, 9, 0, 0], [0, 300, 0, 0], 0], // … but not 300
+    [[0, 9, 9, 0], [0, 50, 50, 0], 1], // equal cost and match: lowest index
+    [[0, 0, 0, 0], [30, 20, 10, 40], 2], // nothing cached: the shortest queue
+  ])('cached %j with queues %j → worker %i', (matches, queued, expected) => {
+    const engines = matches.map((m, i) => engine(m, queued[i]!));
     expect(pick(engines)).toBe(expected);
+  });
+
+  it('counts the blocks a request in prefill will publish, continued by the cache', () => {
+    // w1 caches nothing yet, but a request in prefill there will publish 8 blocks.
+    expect(pick([engine(2, 0), engine(0, 0, 8), engine(0, 0), engine(0, 0)])).toBe(1);
+    // Equal cost and match: the fewest in flight wins over the lower index.
+    const engines = [engine(4, 0, 0, 3), engine(0, 0, 4, 1), engine(0, 0), engine(0, 0)];
+    expect(pick(engines)).toBe(1);
   });
 
   it('counts at most (promptLength − 1) / blockSize blocks, as the engine serves them', () => {
     const view = new OracleView(16, URLS);
-    // 3 in flight: the bound is ceil(1.25 × 4 / 4) = 2, so every worker is a candidate.
-    const engines = [engine(10, 1), engine(9, 0), engine(0, 1), engine(0, 1)];
-    // 161 tokens: 10 blocks count, and w0's 10 beat w1's 9 despite its load.
+    const engines = [engine(10, 10), engine(9, 0), engine(0, 0), engine(0, 0)];
+    // 161 tokens: 10 blocks count; w0 costs 10 + 2, w1 0 + 34.
     view.observe(new Float64Array(10), 161, engines);
     expect(oraclePolicy(view).select(workers())?.url).toBe(URLS[0]);
-    // 145 tokens: the last token is never cached, so 9 blocks count; w0 and w1 tie, w1 is idle.
+    // 145 tokens: 9 blocks count on both; w1 has no queue.
     view.observe(new Float64Array(10), 145, engines);
     expect(oraclePolicy(view).select(workers())?.url).toBe(URLS[1]);
   });
@@ -72,6 +106,71 @@ describe('the oracle pick', () => {
     const engines = [engine(8, 0), engine(1, 0), engine(0, 0), engine(0, 0)];
     expect(pick(engines, [false, true, true, true])).toBe(1);
     expect(pick(engines, [false, false, false, false])).toBeUndefined();
+  });
+
+  it('always picks a worker of minimal cost (property)', () => {
+    const spec = fc.array(
+      fc.record({
+        held: fc.integer({ min: 0, max: 12 }),
+        pending: fc.integer({ min: 0, max: 12 }),
+        queued: fc.integer({ min: 0, max: 400 }),
+      }),
+      { minLength: 4, maxLength: 4 },
+    );
+    fc.assert(
+      fc.property(spec, (specs) => {
+        const engines = specs.map((e) => engine(e.held, e.queued, e.pending));
+        const cost = (i: number) => {
+          const matched = Math.min(10, Math.max(specs[i]!.held, specs[i]!.pending));
+          return specs[i]!.queued + UNCACHED_WEIGHT * (161 - 16 * matched);
+        };
+        const chosen = pick(engines)!;
+        for (let i = 0; i < 4; i++) expect(cost(chosen)).toBeLessThanOrEqual(cost(i));
+      }),
+    );
+  });
+});
+
+/** A request of `length` prompt tokens (all `token`) and `output` answer tokens. */
+function request(id: number, length: number, output: number, token = 7): SimRequest {
+  const prompt = new Uint32Array(length).fill(token);
+  return { id, promptLength: length, outputLength: output, tokens: () => prompt };
+}
+
+describe('what the oracle reads of an engine', () => {
+  const model = { ...DEFAULT_FLEET_MODEL, blockSize: 16 };
+  const size = model.blockSize;
+
+  it('sees the prompt blocks of a request in prefill before they are cached, not after decode', () => {
+    const steps: number[] = [];
+    const e = new Engine(0, model, { wakeAt: (t) => steps.push(t), completed: () => undefined });
+    const r = request(0, 161, 2);
+    const keys = blockKeys(r.tokens(), size);
+    e.submit(r, keys, undefined, 0);
+    expect(e.cache.match(keys, 10)).toBe(0);
+    expect(e.pendingMatch(keys, 10)).toBe(10);
+    // The step in progress took the whole prompt already.
+    expect(e.queuedPrefillTokens).toBe(0);
+    e.step(steps.at(-1)!); // the prefill is done: the blocks are published
+    expect(e.cache.match(keys, 10)).toBe(10);
+    expect(e.pendingMatch(keys, 10)).toBe(0);
+    expect(e.queuedPrefillTokens).toBe(0);
+    const other = blockKeys(request(1, 161, 2, 9).tokens(), size);
+    expect(e.pendingMatch(other, 10)).toBe(0);
+  });
+
+  it('counts a waiting prompt only for what neither the cache nor a request ahead will hold', () => {
+    const e = new Engine(0, model, { wakeAt: () => undefined, completed: () => undefined });
+    const a = request(0, 161, 2);
+    const b = request(1, 161, 2); // the same prompt: only its last token is computed
+    e.submit(a, blockKeys(a.tokens(), size), undefined, 0);
+    e.submit(b, blockKeys(b.tokens(), size), undefined, 0);
+    expect(e.waiting).toBe(1);
+    expect(e.queuedPrefillTokens).toBe(1);
+    // An idle engine: its own tokens, in one step with nothing decoding.
+    const idle = new Engine(1, model, { wakeAt: () => undefined, completed: () => undefined });
+    expect(idle.firstTokenEstimateMs(800)).toBeCloseTo((800 / model.prefillTokensPerSecond) * 1000);
+    expect(e.firstTokenEstimateMs(800)).toBeGreaterThan(idle.firstTokenEstimateMs(800));
   });
 });
 
@@ -109,28 +208,28 @@ describe('the oracle run in a comparison', () => {
 });
 
 /*
- * The oracle is greedy and bounded: it sees what the caches hold now, not what the prefills in
- * flight are about to add, and it leaves a worker once its load passes prefix_hash's bound.
- * At the default fleet and 80 % load that costs it about 1.6 points of hit rate against the
- * policies that keep affinity regardless (cache_aware 86.4 % vs 84.8 % on shared-prefix,
- * 94.4 % vs 94.0 % on chat), hence the tolerance. Without the tolerance it is at least
- * prefix_hash, which follows the same bound with only its own view of the load, and every
- * policy that spreads by load (bucket ties it on chat).
+ * The oracle reaches at least every policy's hit rate on these workloads at the default fleet.
+ * On `agent` consistent_hashing, which never moves a session, stays ahead by up to 0.3 points
+ * (97.4 % against 97.3 % with the defaults, 97.3 against 97.1 at 95 % load): the oracle moves
+ * a session when its worker's queue costs more than twice the prefill saved, and that copy
+ * costs later turns a little; hence the tolerance there, and only there.
  */
 describe('the oracle against the policies at the default fleet', () => {
-  const TOLERANCE = 0.02;
-  for (const workload of [generatedSharedPrefix(), multiTurnChat()]) {
-    it(`${workload.name}: at least every policy's hit rate, within ${TOLERANCE}`, async () => {
-      const c = await comparePolicies({ workload });
+  const cases = [
+    { workload: generatedSharedPrefix(), tolerance: 0 },
+    { workload: multiTurnChat(), tolerance: 0 },
+    { workload: singleHotPrefix(), tolerance: 0 },
+    { workload: agentConversations({ conversations: 200 }), tolerance: 0.005 },
+  ];
+  for (const { workload, tolerance } of cases) {
+    it(`${workload.name}: at least every policy's hit rate, within ${tolerance}`, async () => {
+      const arrivals = workload.name === 'agent' ? { arrivals: { kind: 'trace' as const } } : {};
+      const c = await comparePolicies({ workload, ...arrivals });
       expect(c.runs.map((r) => r.policy)).toEqual([...DEFAULT_POLICIES]);
       const oracle = c.oracle!.hitRate;
-      for (const run of c.runs)
-        expect(oracle, run.policy).toBeGreaterThanOrEqual(run.hitRate - TOLERANCE);
-      const spreading = ['random', 'round_robin', 'power_of_two', 'least_load', 'bucket'];
-      for (const run of c.runs.filter((r) => [...spreading, 'prefix_hash'].includes(r.policy))) {
-        expect(oracle, run.policy).toBeGreaterThanOrEqual(run.hitRate);
+      for (const run of c.runs) {
+        expect(oracle, run.policy).toBeGreaterThanOrEqual(run.hitRate - tolerance);
       }
-      expect(c.oracle!.precision).toBeGreaterThan(0.95);
     });
   }
 });

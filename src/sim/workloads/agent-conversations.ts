@@ -287,6 +287,7 @@ export function agentConversations(options: AgentConversationsOptions = {}): Wor
       `${formatCount(Math.round(o.meanThinkTimeMs))} ms mean think time`,
     requests,
     { ...o, requests: requestCount },
+    { generator: 'agent', options: o },
   );
 }
 

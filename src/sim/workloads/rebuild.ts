@@ -5,6 +5,7 @@
  * @internal
  */
 import type { Workload, WorkloadRecipe } from '../workload.js';
+import { type AgentConversationsOptions, agentConversations } from './agent-conversations.js';
 import { type HotPrefixOptions, singleHotPrefix } from './hot-prefix.js';
 import {
   type MooncakeTraceOptions,
@@ -32,6 +33,8 @@ export async function rebuildWorkload(recipe: WorkloadRecipe): Promise<Workload>
       return singleHotPrefix(recipe.options as HotPrefixOptions);
     case 'zero-reuse':
       return zeroReuse(recipe.options as ZeroReuseOptions);
+    case 'agent':
+      return agentConversations(recipe.options as AgentConversationsOptions);
     case 'mooncake': {
       const options = recipe.options as MooncakeTraceOptions;
       return 'text' in recipe.source
