@@ -51,6 +51,37 @@ function emptyKeys(slots: number): Float64Array {
 }
 
 /**
+ * The slot of `keys` (a table whose home slots use `shift`) that holds `key`, or else the empty
+ * slot that ends its probe run, where `key` would go. Linear probing; O(1) expected.
+ */
+function slotOf(keys: Float64Array, key: number, shift: number): number {
+  const mask = keys.length - 1;
+  let slot = homeSlot(key, shift);
+  for (;;) {
+    const k = keys[slot]!;
+    if (k === key || Number.isNaN(k)) return slot;
+    slot = (slot + 1) & mask;
+  }
+}
+
+/**
+ * A table of twice the slots of `old` holding its keys; `moved(from, to)` is told where each key
+ * went (a map moves its value along). O(slots).
+ */
+function doubled(old: Float64Array, moved?: (from: number, to: number) => void): Float64Array {
+  const keys = emptyKeys(old.length * 2);
+  const shift = 32 - bitsOf(keys.length);
+  for (let i = 0; i < old.length; i++) {
+    const key = old[i]!;
+    if (Number.isNaN(key)) continue;
+    const slot = slotOf(keys, key, shift);
+    keys[slot] = key;
+    moved?.(i, slot);
+  }
+  return keys;
+}
+
+/**
  * @internal A set of block keys (finite numbers) that only grows, as the ceiling needs: 8 bytes
  * per slot at a load between 3/8 and 3/4, so 11 to 22 bytes per key. `add` and `has` are O(1)
  * expected; a growth rehashes every key once (amortised O(1) per key).
@@ -81,46 +112,23 @@ export class BlockSet {
 
   /** Whether `key` is held. */
   has(key: number): boolean {
-    const keys = this.#keys;
-    const mask = keys.length - 1;
-    for (let slot = homeSlot(key, this.#shift); ; slot = (slot + 1) & mask) {
-      const k = keys[slot]!;
-      if (k === key) return true;
-      if (Number.isNaN(k)) return false;
-    }
+    return this.#keys[slotOf(this.#keys, key, this.#shift)] === key;
   }
 
   /** Adds `key` (a finite number); returns whether it was new. */
   add(key: number): boolean {
     const keys = this.#keys;
-    const mask = keys.length - 1;
-    for (let slot = homeSlot(key, this.#shift); ; slot = (slot + 1) & mask) {
-      const k = keys[slot]!;
-      if (k === key) return false;
-      if (Number.isNaN(k)) {
-        keys[slot] = key;
-        if (++this.#size > this.#limit) this.#grow();
-        return true;
-      }
-    }
+    const slot = slotOf(keys, key, this.#shift);
+    if (keys[slot] === key) return false;
+    keys[slot] = key;
+    if (++this.#size > this.#limit) this.#grow();
+    return true;
   }
 
   #grow(): void {
-    const old = this.#keys;
-    const slots = old.length * 2;
-    const keys = emptyKeys(slots);
-    const shift = 32 - bitsOf(slots);
-    const mask = slots - 1;
-    for (let i = 0; i < old.length; i++) {
-      const key = old[i]!;
-      if (Number.isNaN(key)) continue;
-      let slot = homeSlot(key, shift);
-      while (!Number.isNaN(keys[slot]!)) slot = (slot + 1) & mask;
-      keys[slot] = key;
-    }
-    this.#keys = keys;
-    this.#shift = shift;
-    this.#limit = slots * 0.75;
+    this.#keys = doubled(this.#keys);
+    this.#shift = 32 - bitsOf(this.#keys.length);
+    this.#limit = this.#keys.length * 0.75;
   }
 }
 
@@ -153,32 +161,18 @@ export class BlockMap {
 
   /** The value of `key`, or -1 when it is not held. */
   get(key: number): number {
-    const keys = this.#keys;
-    const mask = keys.length - 1;
-    for (let slot = homeSlot(key, this.#shift); ; slot = (slot + 1) & mask) {
-      const k = keys[slot]!;
-      if (k === key) return this.#values[slot]!;
-      if (Number.isNaN(k)) return -1;
-    }
+    const slot = slotOf(this.#keys, key, this.#shift);
+    return this.#keys[slot] === key ? this.#values[slot]! : -1;
   }
 
   /** Sets `key` (a finite number) to `value` (a non-negative int32), adding it if need be. */
   set(key: number, value: number): void {
     const keys = this.#keys;
-    const mask = keys.length - 1;
-    for (let slot = homeSlot(key, this.#shift); ; slot = (slot + 1) & mask) {
-      const k = keys[slot]!;
-      if (k === key) {
-        this.#values[slot] = value;
-        return;
-      }
-      if (Number.isNaN(k)) {
-        keys[slot] = key;
-        this.#values[slot] = value;
-        if (++this.#size > this.#limit) this.#grow();
-        return;
-      }
-    }
+    const slot = slotOf(keys, key, this.#shift);
+    this.#values[slot] = value;
+    if (keys[slot] === key) return;
+    keys[slot] = key;
+    if (++this.#size > this.#limit) this.#grow();
   }
 
   /**
@@ -187,17 +181,12 @@ export class BlockMap {
    */
   add(key: number, value: number): number {
     const keys = this.#keys;
-    const mask = keys.length - 1;
-    for (let slot = homeSlot(key, this.#shift); ; slot = (slot + 1) & mask) {
-      const k = keys[slot]!;
-      if (k === key) return this.#values[slot]!;
-      if (Number.isNaN(k)) {
-        keys[slot] = key;
-        this.#values[slot] = value;
-        if (++this.#size > this.#limit) this.#grow();
-        return -1;
-      }
-    }
+    const slot = slotOf(keys, key, this.#shift);
+    if (keys[slot] === key) return this.#values[slot]!;
+    keys[slot] = key;
+    this.#values[slot] = value;
+    if (++this.#size > this.#limit) this.#grow();
+    return -1;
   }
 
   /** Removes `key`; returns whether it was held. */
@@ -206,13 +195,8 @@ export class BlockMap {
     const values = this.#values;
     const mask = keys.length - 1;
     const shift = this.#shift;
-    let hole = homeSlot(key, shift);
-    for (;;) {
-      const k = keys[hole]!;
-      if (k === key) break;
-      if (Number.isNaN(k)) return false;
-      hole = (hole + 1) & mask;
-    }
+    let hole = slotOf(keys, key, shift);
+    if (keys[hole] !== key) return false;
     // Backward shift: pull later entries of the run into the hole when their home slot allows.
     for (let slot = (hole + 1) & mask; ; slot = (slot + 1) & mask) {
       const k = keys[slot]!;
@@ -231,24 +215,13 @@ export class BlockMap {
   }
 
   #grow(): void {
-    const oldKeys = this.#keys;
     const oldValues = this.#values;
-    const slots = oldKeys.length * 2;
-    const keys = emptyKeys(slots);
-    const values = new Int32Array(slots);
-    const shift = 32 - bitsOf(slots);
-    const mask = slots - 1;
-    for (let i = 0; i < oldKeys.length; i++) {
-      const key = oldKeys[i]!;
-      if (Number.isNaN(key)) continue;
-      let slot = homeSlot(key, shift);
-      while (!Number.isNaN(keys[slot]!)) slot = (slot + 1) & mask;
-      keys[slot] = key;
-      values[slot] = oldValues[i]!;
-    }
-    this.#keys = keys;
+    const values = new Int32Array(this.#keys.length * 2);
+    this.#keys = doubled(this.#keys, (from, to) => {
+      values[to] = oldValues[from]!;
+    });
     this.#values = values;
-    this.#shift = shift;
-    this.#limit = slots * 0.75;
+    this.#shift = 32 - bitsOf(this.#keys.length);
+    this.#limit = this.#keys.length * 0.75;
   }
 }
