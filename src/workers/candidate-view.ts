@@ -83,7 +83,9 @@ export class CandidateView {
 
   /**
    * The lowest and highest in-flight count among the list's available workers and how many are
-   * available, written to `out` as `[min, max, available]`, in O(groups).
+   * available, written to `out` as `[min, max, available]` — and, when `out` has a fourth
+   * element, the lowest count awaiting a first token (`Worker.prefilling`) among them — in
+   * O(groups).
    *
    * @returns `false` for a list that is not a registry array (walk it instead).
    */
@@ -92,17 +94,22 @@ export class CandidateView {
     if (groups === undefined) return false;
     let min = Number.POSITIVE_INFINITY;
     let max = Number.NEGATIVE_INFINITY;
+    let least = Number.POSITIVE_INFINITY;
     let size = 0;
     for (let i = 0; i < groups.length; i++) {
-      const h = groups[i]!.histogram;
+      const group = groups[i]!;
+      const h = group.histogram;
       if (h.size === 0) continue;
       size += h.size;
       if (h.min < min) min = h.min;
       if (h.max > max) max = h.max;
+      const p = group.prefillHistogram.min;
+      if (p < least) least = p;
     }
     out[0] = min;
     out[1] = max;
     out[2] = size;
+    if (out.length > 3) out[3] = least;
     return true;
   }
 

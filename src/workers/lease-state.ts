@@ -49,12 +49,33 @@ export class LeaseState {
     return this.#runtime === undefined;
   }
 
+  /** Whether the request still awaits its first token (counted in the worker's `prefilling`). */
+  #prefilling = true;
+
+  /** Whether the first token was marked (or the lease ended first). */
+  get pastFirstToken(): boolean {
+    return !this.#prefilling;
+  }
+
+  /**
+   * Marks the first token once: the worker's `prefilling` goes down by one.
+   * @returns `false` when already marked or the lease has ended.
+   */
+  firstToken(): boolean {
+    const rt = this.#runtime;
+    if (rt === undefined || !this.#prefilling) return false;
+    this.#prefilling = false;
+    rt.addPrefilling(-1);
+    return true;
+  }
+
   /** Ends the lease once. @returns `false` when it had already ended. */
   end(outcome: LeaseOutcome | undefined): boolean {
     const rt = this.#runtime;
     if (rt === undefined) return false;
     this.#runtime = undefined;
-    rt.addLoad(-1);
+    rt.addLoad(-1, this.#prefilling ? -1 : 0);
+    this.#prefilling = false;
     // The group totals the lease was counted in, even if the worker changed groups since.
     const counters = this.#counters;
     for (let i = 0; i < counters.length; i++)

@@ -70,6 +70,11 @@ export class LoadCounter {
   /** In-flight counts of the group's available workers, kept by each worker's runtime. */
   readonly histogram = new LoadHistogram();
   /**
+   * Counts of requests awaiting their first token (`Worker.prefilling`) of the group's available
+   * workers, kept by each worker's runtime.
+   */
+  readonly prefillHistogram = new LoadHistogram();
+  /**
    * +1 whenever a member becomes available or unavailable, ready or not, joins or leaves: values
    * derived from "which of the group's workers can take a request" (or "are ready") are cached
    * against it. Only this group's

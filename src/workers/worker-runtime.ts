@@ -19,10 +19,12 @@ export class WorkerRuntime {
   #breaker: CircuitBreaker;
   #breakerClosed = true;
   #load = 0;
+  #prefilling = 0;
   #counters: readonly LoadCounter[] = NO_COUNTERS;
   // Where this worker is counted in its groups' load histograms: the level (its load, or -1 when
   // it is not available) and the groups, so a change moves it exactly once.
   #histLevel = -1;
+  #prefillLevel = -1;
   #histGroups: readonly LoadCounter[] = NO_COUNTERS;
   // `routable` as the groups' versions last saw it: readiness moves them too (a policy's cached
   // figure over the ready members must notice a breaker-open worker leaving ready).
@@ -87,11 +89,24 @@ export class WorkerRuntime {
     return this.#load;
   }
 
-  /** Changes the in-flight count by `delta` (never below zero). */
-  addLoad(delta: number): void {
-    const next = this.#load + delta;
-    this.#load = Math.max(next, 0);
+  /**
+   * Changes the in-flight count by `delta` and the count awaiting a first token by `prefilling`
+   * (neither below zero).
+   */
+  addLoad(delta: number, prefilling = 0): void {
+    this.#load = Math.max(this.#load + delta, 0);
+    if (prefilling !== 0) this.#prefilling = Math.max(this.#prefilling + prefilling, 0);
     this.#resync();
+  }
+
+  /** Requests in flight that have not produced their first token (see `WorkerLease.firstToken`). */
+  get prefilling(): number {
+    return this.#prefilling;
+  }
+
+  /** Changes the count of requests awaiting their first token by `delta` (never below zero). */
+  addPrefilling(delta: number): void {
+    this.addLoad(0, delta);
   }
 
   /** The groups this worker belongs to (set by the registry's index). */
@@ -116,21 +131,41 @@ export class WorkerRuntime {
    */
   #resync(): void {
     const routable = this.routable;
-    const level = routable && this.#breakerClosed ? this.#load : -1;
+    const available = routable && this.#breakerClosed;
+    const level = available ? this.#load : -1;
+    const prefillLevel = available ? this.#prefilling : -1;
     const groups = this.#counters;
     const before = this.#histLevel;
+    const prefillBefore = this.#prefillLevel;
     const previous = this.#histGroups;
-    if (level === before && groups === previous && routable === this.#histRoutable) return;
-    if (before >= 0)
-      for (let i = 0; i < previous.length; i++) previous[i]!.histogram.remove(before);
-    if (level >= 0) for (let i = 0; i < groups.length; i++) groups[i]!.histogram.add(level);
-    if (groups !== previous) {
+    if (
+      level === before &&
+      prefillLevel === prefillBefore &&
+      groups === previous &&
+      routable === this.#histRoutable
+    )
+      return;
+    const moved = groups !== previous;
+    if (level !== before || moved) {
+      if (before >= 0)
+        for (let i = 0; i < previous.length; i++) previous[i]!.histogram.remove(before);
+      if (level >= 0) for (let i = 0; i < groups.length; i++) groups[i]!.histogram.add(level);
+    }
+    if (prefillLevel !== prefillBefore || moved) {
+      if (prefillBefore >= 0)
+        for (let i = 0; i < previous.length; i++)
+          previous[i]!.prefillHistogram.remove(prefillBefore);
+      if (prefillLevel >= 0)
+        for (let i = 0; i < groups.length; i++) groups[i]!.prefillHistogram.add(prefillLevel);
+    }
+    if (moved) {
       for (let i = 0; i < previous.length; i++) previous[i]!.version++;
       for (let i = 0; i < groups.length; i++) groups[i]!.version++;
     } else if (before < 0 !== level < 0 || routable !== this.#histRoutable) {
       for (let i = 0; i < groups.length; i++) groups[i]!.version++;
     }
     this.#histLevel = level;
+    this.#prefillLevel = prefillLevel;
     this.#histGroups = groups;
     this.#histRoutable = routable;
   }

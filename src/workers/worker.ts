@@ -198,6 +198,16 @@ export class Worker {
   get load(): number {
     return this.#runtime.load;
   }
+  /**
+   * Requests in flight that have not produced their first token yet: queued on the worker or in
+   * prefill. A lease counts here from `acquire()` until {@link WorkerLease.firstToken} or its
+   * release, whichever comes first, so it equals {@link Worker.load} for callers that never mark
+   * first tokens. Load-aware policies read it to tell a worker busy prefilling (a new request
+   * waits behind that prefill) from one that is only decoding. Never negative. O(1).
+   */
+  get prefilling(): number {
+    return this.#runtime.prefilling;
+  }
   /** Requests ever selected for this worker. */
   get processed(): number {
     return this.#runtime.processed;
@@ -246,7 +256,7 @@ export class Worker {
    */
   acquire(): WorkerLease {
     const rt = this.#runtime;
-    rt.addLoad(1);
+    rt.addLoad(1, 1);
     const counters = rt.counters;
     for (let i = 0; i < counters.length; i++) counters[i]!.inFlight++;
     const breaker = rt.breaker;
@@ -333,8 +343,23 @@ export class WorkerLease {
   }
 
   /**
-   * Ends the lease: the worker's `load` goes down by one, and the outcome, if given, is recorded
-   * in its circuit breaker. O(1).
+   * Marks the request's first output token as received (for a streaming response: its first
+   * chunk of generated text): the worker's {@link Worker.prefilling} goes down by one, while
+   * `load` stays up until `release`. Optional — a lease never marked leaves `prefilling` at
+   * `release` — but it lets `least_load`, `power_of_two` and `bucket` see which workers are busy
+   * prefilling, which decides time to first token under load. O(1).
+   *
+   * @returns `true` the first time, `false` on every later call and after `release` (which do
+   *   nothing).
+   */
+  firstToken(): boolean {
+    return this.#state.firstToken();
+  }
+
+  /**
+   * Ends the lease: the worker's `load` goes down by one (and its `prefilling`, unless
+   * {@link WorkerLease.firstToken} was called), and the outcome, if given, is recorded in its
+   * circuit breaker. O(1).
    *
    * @returns `true` the first time, `false` on every later call (which does nothing).
    */
