@@ -129,7 +129,8 @@ async function handle(
   try {
     const last = await router.execute<Upstream>(
       routed,
-      (worker, { signal }) => forward(worker, path, raw, headers, options, signal, res),
+      (worker, { signal, firstToken }) =>
+        forward(worker, path, raw, headers, options, signal, res, firstToken),
       { signal: client.signal },
     );
     // Every attempt failed with a status: relay the last answer.
@@ -153,7 +154,8 @@ async function handle(
 /**
  * One attempt: a failure status is returned with its (bounded) body, so `execute` retries
  * elsewhere; any other answer is streamed to the client, and a stream that breaks after its
- * first bytes ends the call (`retryable: false`).
+ * first bytes ends the call (`retryable: false`). The first chunk of the body is the first
+ * token: `firstToken()` tells the router the worker is past this request's prefill.
  */
 async function forward(
   worker: Worker,
@@ -163,6 +165,7 @@ async function forward(
   options: ProxyOptions,
   signal: AbortSignal,
   res: ServerResponse,
+  firstToken: () => void,
 ): Promise<Upstream> {
   const headers = new Headers(clientHeaders);
   const key = worker.apiKey ?? options.workerApiKey;
@@ -186,7 +189,9 @@ async function forward(
     return { status: upstream.status };
   }
   try {
-    await pipeline(Readable.fromWeb(upstream.body as WebReadableStream), res);
+    const body = Readable.fromWeb(upstream.body as WebReadableStream);
+    body.once('data', firstToken);
+    await pipeline(body, res);
   } catch (cause) {
     throw Object.assign(new Error('the stream broke after it started', { cause }), {
       retryable: false,

@@ -21,6 +21,14 @@ export interface AttemptContext {
   readonly signal: AbortSignal;
   /** 1 for the first attempt. */
   readonly attempt: number;
+  /**
+   * Call when this attempt's first output token arrives (for a streaming response, its first
+   * chunk of generated text): the worker's {@link Worker.prefilling} count goes down now rather
+   * than when `send` settles, so load-aware policies see that it is past prefill. Optional;
+   * later calls, and calls after the attempt ended, do nothing. See
+   * `WorkerLease.firstToken`.
+   */
+  readonly firstToken: () => void;
 }
 
 /**

@@ -110,7 +110,13 @@ export class RetryLoop<T> {
     const lease = this.#host.lease(worker);
     this.#host.count('attempts');
     try {
-      const value = await untilAborted(Promise.resolve(send(worker, { signal, attempt })), signal);
+      const firstToken = (): void => {
+        lease.firstToken();
+      };
+      const value = await untilAborted(
+        Promise.resolve(send(worker, { signal, attempt, firstToken })),
+        signal,
+      );
       const status = statusOf(value);
       if (status === undefined || !worker.circuitBreaker.config.failureStatuses.includes(status)) {
         lease.release(status === undefined ? { ok: true } : { ok: true, status });

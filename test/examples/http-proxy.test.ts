@@ -63,6 +63,7 @@ function writeSlowly(res: ServerResponse, chunks: number, size: number): void {
 describe('examples/http-proxy.ts', () => {
   const servers: Server[] = [];
   const routers: Router[] = [];
+  let registry: WorkerRegistry;
   afterEach(async () => {
     for (const router of routers.splice(0)) await router.close();
     for (const server of servers.splice(0)) {
@@ -73,7 +74,7 @@ describe('examples/http-proxy.ts', () => {
 
   /** The proxy over `workers` (in that order: passthrough tries the first one first). */
   async function proxyOver(workers: TestWorker[], options: ProxyOptions = {}) {
-    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
     for (const w of workers) {
       await registry.register({ url: w.url, models: ['m'] });
       servers.push(w.server);
@@ -115,6 +116,45 @@ describe('examples/http-proxy.ts', () => {
     expect(seen.authorization).toBe('Bearer worker-secret');
     expect(seen['content-type']).toBe('application/json');
     expect(seen['x-hop']).toBeUndefined();
+  });
+
+  it('marks the first token when the first chunk of a streamed answer arrives: prefilling drops, load stays until the end', async () => {
+    // A streaming worker: headers at once, then a chunk and the end when the test says.
+    const steps: (() => void)[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.flushHeaders();
+        steps.push(() => res.write('data: {"choices":[{"text":"Hi"}]}\n\n'));
+        steps.push(() => res.end('data: [DONE]\n\n'));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const base = await proxyOver([{ url, seen: [], cut: 0, server }]);
+    const target = registry.getAll()[0]!;
+
+    const answer = fetch(`${base}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"model":"m","prompt":"x","stream":true}',
+    });
+    await until(() => steps.length === 2);
+    expect([target.prefilling, target.load]).toEqual([1, 1]);
+
+    steps[0]!();
+    const response = await answer;
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    await reader.read();
+    await until(() => target.prefilling === 0, 1_000);
+    expect(target.load).toBe(1);
+
+    steps[1]!();
+    while (!(await reader.read()).done) {}
+    await until(() => target.load === 0);
+    expect(target.prefilling).toBe(0);
   });
 
   it('without a worker key, the client’s authorization reaches the worker', async () => {

@@ -31,6 +31,43 @@ describe('Router.execute', () => {
     await router.close();
   });
 
+  it('context.firstToken() moves the attempt out of the worker’s prefilling count while load stays until the attempt ends', async () => {
+    const { router } = await fleet(3);
+    const seen: { prefilling: number; load: number }[] = [];
+    const result = await router.execute({ model: 'm' }, async (w, { attempt, firstToken }) => {
+      seen.push({ prefilling: w.prefilling, load: w.load });
+      firstToken();
+      firstToken(); // a second call does nothing
+      seen.push({ prefilling: w.prefilling, load: w.load });
+      return { status: attempt === 1 ? 200 : 500, worker: w };
+    });
+
+    expect(seen).toEqual([
+      { prefilling: 1, load: 1 },
+      { prefilling: 0, load: 1 },
+    ]);
+    expect(result.worker.prefilling).toBe(0);
+    expect(result.worker.load).toBe(0);
+    await router.close();
+  });
+
+  it('an attempt that never calls firstToken() leaves prefilling when it ends, success or failure', async () => {
+    const { router, workers } = await fleet(3);
+    const promise = router.execute({ model: 'm' }, async (w, { attempt }) => {
+      expect(w.prefilling).toBe(1);
+      if (attempt < 3) throw new Error('network');
+      return { status: 200 };
+    });
+    await vi.runAllTimersAsync();
+    expect((await promise).status).toBe(200);
+    expect(workers.map((w) => [w.prefilling, w.load])).toEqual([
+      [0, 0],
+      [0, 0],
+      [0, 0],
+    ]);
+    await router.close();
+  });
+
   it('retries a failure status on a different worker each time, then returns the success', async () => {
     const { router } = await fleet(3);
     const seen: string[] = [];
