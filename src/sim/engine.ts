@@ -50,6 +50,8 @@ export interface Job {
 export interface EngineHooks {
   /** Schedule `worker.step()` at `time`. */
   wakeAt(time: number, worker: number): void;
+  /** A job's prefill finished at `time`: its first token is out. */
+  firstToken?(job: Job, time: number): void;
   /** A job finished at `time`. */
   completed(job: Job, time: number): void;
 }
@@ -209,6 +211,7 @@ export class Engine {
       } else if (job.prefillLeft === 0) {
         job.decoding = true;
         job.firstTokenAt = now;
+        this.#hooks.firstToken?.(job, now);
         // The prompt's blocks become reusable only now that its prefill is done.
         const published = this.cache.publish(
           job.keys,
