@@ -78,6 +78,9 @@ const MEAN_SPAN = 256;
 /** Buckets looked at on each side for a least-loaded owner outside the imbalance escape. */
 const NEAR_STEPS = 16;
 
+/** Ranks by requests awaiting a first token, then in flight: prefilling × this + load. */
+const PREFILL_RANK = 2 ** 26;
+
 /** @internal The options of `bucket`. */
 export const BUCKET_OPTIONS = policyOptions('bucket', 'BucketConfig', {
   windowSize: integer(1000, 1, 1_000_000),
@@ -153,7 +156,8 @@ export class BucketPolicy implements Policy {
   readonly #indices = new IdentityMemo<readonly Worker[], BucketIndex>();
   /** The index built last, reused for a new list with the same members. */
   #lastIndex: BucketIndex | undefined;
-  readonly #bounds = new Float64Array(3);
+  /** Lowest and highest in flight, available count, lowest awaiting a first token. */
+  readonly #bounds = new Float64Array(4);
   /** Moving mean of the deal weights (size + 1), the unit of `loadSlack`. */
   #meanWeight = 1;
   // Per-call reads, by list index: valid where `#readAt` equals `#call`, so no worker is read
@@ -162,6 +166,7 @@ export class BucketPolicy implements Policy {
   #readAt = new Float64Array(16);
   #ok = new Uint8Array(16);
   #load = new Float64Array(16);
+  #prefill = new Float64Array(16);
   #processed = new Float64Array(16);
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
@@ -192,13 +197,13 @@ export class BucketPolicy implements Policy {
     const bounds = this.#bounds;
     let chosen = -1;
     if (index.current() && index.loadBounds(bounds)) {
-      chosen = this.#route(workers, index, size, bounds[0]!, bounds[1]!);
+      chosen = this.#route(workers, index, size, bounds);
     }
     if (chosen < 0) {
       // A list the registry did not hand out, a changed availability, or a pick that turned out
       // unavailable: one pass over the list rebuilds the owners (reads made above are reused).
       if (!this.#pass(workers, index, bounds)) return undefined;
-      chosen = this.#route(workers, index, size, bounds[0]!, bounds[1]!);
+      chosen = this.#route(workers, index, size, bounds);
       if (chosen < 0) return undefined;
     }
     this.#window.record(size);
@@ -231,16 +236,18 @@ export class BucketPolicy implements Policy {
 
   /**
    * The list index of the worker for `size` among the index's owners (see the class doc), given
-   * the lowest and highest in-flight count of the available workers, counted as dealt; -1 when
-   * the owner chosen turned out unavailable (the index is then stale and the caller passes).
+   * the lowest and highest in-flight count of the available workers and their lowest count
+   * awaiting a first token (`bounds[0]`, `[1]`, `[3]`), counted as dealt; -1 when the owner
+   * chosen turned out unavailable (the index is then stale and the caller passes).
    */
   #route(
     workers: readonly Worker[],
     index: BucketIndex,
     size: number,
-    min: number,
-    max: number,
+    bounds: Float64Array,
   ): number {
+    const min = bounds[0]!;
+    const max = bounds[1]!;
     const k = index.size;
     if (k === 0) return -1;
     const window = this.#window;
@@ -248,14 +255,20 @@ export class BucketPolicy implements Policy {
     const home = deals.leastIn(window.firstBucket(size, k), window.lastBucket(size, k));
     let j: number;
     if (isImbalanced(min, max, this.#absThreshold, this.#relThreshold)) {
-      j = this.#nearestLeastLoaded(workers, index, home, min, index.size);
+      j = this.#nearestLeastLoaded(workers, index, home, min, index.size, false);
     } else {
       const limit = deals.lowest() + this.#slack * this.#meanWeight;
       j = deals.count(home) <= limit ? home : deals.nearestAtMost(home, limit);
-      // A worker still busy with more than the least-loaded one yields to the nearest idle-most
-      // one within a few buckets.
-      if (j >= 0 && this.#read(workers, index.owners[j]!) && this.#load[index.owners[j]!]! > min) {
-        j = this.#nearestLeastLoaded(workers, index, j, min, NEAR_STEPS);
+      // A worker with more requests awaiting their first token than the least such one (a new
+      // request would queue behind their prefill) yields to the nearest one within a few
+      // buckets that has no more.
+      const least = bounds[3]!;
+      if (
+        j >= 0 &&
+        this.#read(workers, index.owners[j]!) &&
+        this.#prefill[index.owners[j]!]! > least
+      ) {
+        j = this.#nearestLeastLoaded(workers, index, j, least, NEAR_STEPS, true);
       }
     }
     if (j < 0 || !this.#read(workers, index.owners[j]!)) {
@@ -270,9 +283,10 @@ export class BucketPolicy implements Policy {
 
   /**
    * The bucket nearest to `home`, at most `steps` buckets away, whose owner has at most `min`
-   * requests in flight (at equal distance: less in flight, then fewer picks, then the lower
-   * bucket), stepping outward and reading one owner per bucket; else the least-loaded owner read;
-   * -1 when none read is available. O(steps) reads.
+   * requests in flight — or, `byPrefill`, at most `min` awaiting a first token — (at equal
+   * distance: the lighter, see {@link BucketPolicy.#lighter}, then the lower bucket), stepping
+   * outward and reading one owner per bucket; else the lightest owner read; -1 when none read is
+   * available. O(steps) reads.
    */
   #nearestLeastLoaded(
     workers: readonly Worker[],
@@ -280,38 +294,47 @@ export class BucketPolicy implements Policy {
     home: number,
     min: number,
     steps: number,
+    byPrefill: boolean,
   ): number {
     const k = index.size;
     const owners = index.owners;
-    const load = this.#load;
-    let best = this.#lighter(workers, index, -1, home);
-    if (best >= 0 && load[owners[best]!]! <= min) return best;
+    const level = byPrefill ? this.#prefill : this.#load;
+    let best = this.#lighter(workers, index, -1, home, byPrefill);
+    if (best >= 0 && level[owners[best]!]! <= min) return best;
     for (let d = 1; d <= steps && (home - d >= 0 || home + d < k); d++) {
       let step = -1;
-      if (home - d >= 0) step = this.#lighter(workers, index, step, home - d);
-      if (home + d < k) step = this.#lighter(workers, index, step, home + d);
+      if (home - d >= 0) step = this.#lighter(workers, index, step, home - d, byPrefill);
+      if (home + d < k) step = this.#lighter(workers, index, step, home + d, byPrefill);
       if (step < 0) continue;
-      if (load[owners[step]!]! <= min) return step;
-      best = this.#lighter(workers, index, best, step);
+      if (level[owners[step]!]! <= min) return step;
+      best = this.#lighter(workers, index, best, step, byPrefill);
     }
     return best;
   }
 
   /**
-   * `a` or bucket `b`, whichever owner is available and has less in flight (ties: fewer picks,
-   * then `a`); `a` when `b` is unavailable.
+   * `a` or bucket `b`, whichever owner is available and has less in flight — `byPrefill`, fewer
+   * awaiting a first token, then less in flight — (ties: fewer picks, then `a`); `a` when `b` is
+   * unavailable.
    */
-  #lighter(workers: readonly Worker[], index: BucketIndex, a: number, b: number): number {
+  #lighter(
+    workers: readonly Worker[],
+    index: BucketIndex,
+    a: number,
+    b: number,
+    byPrefill: boolean,
+  ): number {
     const owners = index.owners;
     const ib = owners[b]!;
     if (!this.#read(workers, ib)) return a;
     if (a < 0) return b;
     const ia = owners[a]!;
     const load = this.#load;
+    const prefill = this.#prefill;
+    const rb = byPrefill ? prefill[ib]! * PREFILL_RANK + load[ib]! : load[ib]!;
+    const ra = byPrefill ? prefill[ia]! * PREFILL_RANK + load[ia]! : load[ia]!;
     const processed = this.#processed;
-    return load[ib]! < load[ia]! || (load[ib] === load[ia] && processed[ib]! < processed[ia]!)
-      ? b
-      : a;
+    return rb < ra || (rb === ra && processed[ib]! < processed[ia]!) ? b : a;
   }
 
   /**
@@ -329,6 +352,7 @@ export class BucketPolicy implements Policy {
     const ok = rt.routable && rt.canExecute();
     this.#ok[i] = ok ? 1 : 0;
     this.#load[i] = rt.load;
+    this.#prefill[i] = rt.prefilling;
     this.#processed[i] = rt.processed;
     // Ready, but the breaker is not closed: it may admit a trial at any moment, unseen by the
     // view's version, so the owners are rebuilt on every call until it closes.
@@ -345,22 +369,27 @@ export class BucketPolicy implements Policy {
   #pass(workers: readonly Worker[], index: BucketIndex, bounds: Float64Array): boolean {
     const indices = index.indices;
     const load = this.#load;
+    const prefill = this.#prefill;
     let min = 0;
     let max = 0;
+    let least = 0;
     index.beginPass();
     for (let r = 0; r < indices.length; r++) {
       const i = indices[r]!;
       // A worker read earlier in this call is not read again.
       if (!this.#read(workers, i)) continue;
       const l = load[i]!;
+      const p = prefill[i]!;
       if (index.size === 0 || l < min) min = l;
       if (index.size === 0 || l > max) max = l;
+      if (index.size === 0 || p < least) least = p;
       index.add(i);
     }
     if (this.#unsettled) index.unsettle();
     index.endPass();
     bounds[0] = min;
     bounds[1] = max;
+    bounds[3] = least;
     return index.size > 0;
   }
 
@@ -421,6 +450,7 @@ export class BucketPolicy implements Policy {
     this.#readAt = new Float64Array(size);
     this.#ok = new Uint8Array(size);
     this.#load = new Float64Array(size);
+    this.#prefill = new Float64Array(size);
     this.#processed = new Float64Array(size);
   }
 }

@@ -85,6 +85,11 @@ export const LEAST_LOAD_OPTIONS = policyOptions('least_load', 'LeastLoadConfig',
  * `defaultThroughput`). A worker without a fresh report scores
  * `inFlight × meanPrefillTokens / nominal`, with `inFlight` from its leases.
  *
+ * When the caller marks first tokens (`WorkerLease.firstToken`, the `firstToken` of
+ * `Router.execute`'s attempt context), fewer requests awaiting their first token
+ * ({@link Worker.prefilling}) comes first and the score breaks ties: a new request queues
+ * behind those prefills, which a report polled seconds ago does not show.
+ *
  * Choose it when workers poll their load (queued tokens, KV usage, throughput) and requests vary
  * in size or workers in speed; `power_of_two` is enough when in-flight counts tell the story, and
  * `prefix_hash` or `cache_aware` when prefix reuse matters more than queueing.
@@ -209,6 +214,11 @@ export class LeastLoadPolicy implements Policy {
     if (found < 2) return pair[0]!;
     const a = aligned[pair[0]!];
     const b = aligned[pair[1]!];
+    // Requests awaiting their first token decide first, once first tokens are marked (see
+    // `power_of_two`).
+    const pa = workers[pair[0]!]!.prefilling;
+    const pb = workers[pair[1]!]!.prefilling;
+    if (pa !== pb && (pa < loads[0]! || pb < loads[1]!)) return pb < pa ? pair[1]! : pair[0]!;
     const first = this.#score(this.#loads.isFresh(a, now) ? a : undefined, loads[0]!, nominal);
     const second = this.#score(this.#loads.isFresh(b, now) ? b : undefined, loads[1]!, nominal);
     return second < first ? pair[1]! : pair[0]!;
@@ -236,7 +246,7 @@ export class LeastLoadPolicy implements Policy {
     const n = workers.length;
     const s = this.#scan;
     s.ensure(n);
-    const { available, reported, inFlight, processed, work, throughput, penalty } = s;
+    const { available, reported, inFlight, processed, prefilling, work, throughput, penalty } = s;
     const staleAfterMs = this.#staleAfterMs;
     const loads = this.#loads;
     const sampler = this.#sampler;
@@ -244,6 +254,7 @@ export class LeastLoadPolicy implements Policy {
     let count = 0;
     let mean = 0;
     let expiresAt = Number.POSITIVE_INFINITY;
+    let marked = false;
     for (let i = 0; i < n; i++) {
       const ok = sampler.read(workers[i]);
       available[i] = ok ? 1 : 0;
@@ -252,6 +263,9 @@ export class LeastLoadPolicy implements Policy {
       if (!state.healthy || (current && !ok)) continue;
       inFlight[i] = state.load;
       processed[i] = state.processed;
+      const waiting = workers[i]!.prefilling;
+      prefilling[i] = waiting;
+      if (ok && waiting < state.load) marked = true;
       const report = aligned[i];
       if (!loads.isFresh(report, now)) continue;
       // Sanitised reports hold a non-negative number or NaN: NaN and 0 mean "use the nominal".
@@ -282,8 +296,9 @@ export class LeastLoadPolicy implements Policy {
           : (inFlight[i]! * meanPrefillTokens) / nominal;
       if (
         best < 0 ||
-        score < bestScore ||
-        (score === bestScore && processed[i]! < processed[best]!)
+        (marked && prefilling[i]! < prefilling[best]!) ||
+        ((!marked || prefilling[i] === prefilling[best]) &&
+          (score < bestScore || (score === bestScore && processed[i]! < processed[best]!)))
       ) {
         best = i;
         bestScore = score;

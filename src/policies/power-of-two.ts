@@ -33,7 +33,11 @@ export const POWER_OF_TWO_OPTIONS = policyOptions('power_of_two', 'PowerOfTwoCon
 /**
  * Samples two distinct random available workers and keeps the less loaded one ("the power of two
  * choices": the busiest worker's excess load falls from O(log n / log log n) with one random
- * choice to O(log log n)). Load is counted in requests, on one scale for both samples:
+ * choice to O(log log n)). When the caller marks first tokens (`WorkerLease.firstToken`, the
+ * `firstToken` of `Router.execute`'s attempt context) and the two differ in
+ * {@link Worker.prefilling}, the one with fewer requests awaiting their first token wins: a new
+ * request queues behind those prefills, whatever is decoding. Otherwise load is counted in
+ * requests, on one scale for both samples:
  *
  * - when **both** have a fresh load report with a request count, each scores
  *   `runningRequests + waitingRequests` (a missing one of the two reads as 0) plus the change in
@@ -104,10 +108,17 @@ export class PowerOfTwoPolicy implements Policy {
     }
     let second = false;
     if (found === 2) {
-      second =
-        a !== undefined && b !== undefined
-          ? currentLoad(b, inFlight[1]!) < currentLoad(a, inFlight[0]!)
-          : inFlight[1]! < inFlight[0]!;
+      // Requests awaiting their first token decide first, once first tokens are marked (a
+      // lease never marked counts in both `prefilling` and `load`, so they differ only then).
+      const pa = workers[pair[0]!]!.prefilling;
+      const pb = workers[pair[1]!]!.prefilling;
+      if (pa !== pb && (pa < inFlight[0]! || pb < inFlight[1]!)) second = pb < pa;
+      else {
+        second =
+          a !== undefined && b !== undefined
+            ? currentLoad(b, inFlight[1]!) < currentLoad(a, inFlight[0]!)
+            : inFlight[1]! < inFlight[0]!;
+      }
     }
     return pick(workers, pair[second ? 1 : 0]!);
   }

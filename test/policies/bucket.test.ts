@@ -217,6 +217,40 @@ describe('bucket: boundaries', () => {
   });
 });
 
+describe('bucket: requests awaiting their first token', () => {
+  it('passes over an owner with a request still in prefill for one only decoding, however many it decodes', async () => {
+    // Arrange: two workers, initial boundary at 2048 tokens, so short prompts belong to p0.
+    // p0 has one request awaiting its first token; p1 has three, all past their first token.
+    const { workers } = await prefillFleet(2);
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0 });
+    const prefilling = workers[0]!.acquire();
+    const decoding = [1, 2, 3].map(() => workers[1]!.acquire());
+    for (const lease of decoding) lease.firstToken();
+
+    // Act
+    const whileP0Prefills = policy.select(workers, sized(100));
+    prefilling.firstToken();
+    const onceP0Decodes = policy.select(workers, sized(100));
+
+    // Assert: p0 is passed over while it prefills, though it has less in flight; once it is
+    // past its first token, the short prompt is its own again.
+    expect([workers[0]!.prefilling, workers[0]!.load]).toEqual([0, 1]);
+    expect(whileP0Prefills).toBe(workers[1]);
+    expect(onceP0Decodes).toBe(workers[0]);
+  });
+
+  it('without first tokens marked, ranks by requests in flight as before', async () => {
+    // Arrange: the same fleet, no lease marked: prefilling equals load on both workers.
+    const { workers } = await prefillFleet(2);
+    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0 });
+    workers[0]!.acquire();
+    for (let i = 0; i < 3; i++) workers[1]!.acquire();
+
+    // Act / Assert: p0 has the least in flight and owns short prompts.
+    expect(policy.select(workers, sized(100))).toBe(workers[0]);
+  });
+});
+
 describe('bucket: request size', () => {
   it('sizes a request by its tokens when it has any, else by a quarter of its text length', async () => {
     // Arrange: two workers, initial boundary at 2048 tokens.

@@ -117,6 +117,34 @@ const reportArb: fc.Arbitrary<LoadReport> = fc.record(
   { requiredKeys: [] },
 );
 
+describe('least_load: requests awaiting their first token', () => {
+  it('once first tokens are marked, prefers fewer awaiting one over a lower score, in the full scan and in sampling', async () => {
+    for (const size of [2, 5]) {
+      // Arrange: w0 has one request in prefill; every other worker has four in flight, all
+      // past their first token, and w0's report says it is the least busy.
+      const { workers } = await buildFleet(Array.from({ length: size }, () => shape()));
+      const prefilling = workers[0]!.acquire();
+      for (const worker of workers.slice(1)) {
+        for (let i = 0; i < 4; i++) worker.acquire().firstToken();
+      }
+      const { policy } = leastLoad();
+      policy.updateLoads(
+        reportsFor(
+          workers,
+          workers.map((_, i) => ({ queuedTokens: i === 0 ? 0 : 5_000 })),
+        ),
+      );
+
+      // Act / Assert: never w0 while it prefills; w0 again once it is past its first token.
+      const whilePrefilling = picks(policy, workers, Array(20).fill(undefined));
+      prefilling.firstToken();
+      const after = picks(policy, workers, Array(20).fill(undefined));
+      expect(whilePrefilling).not.toContain(0);
+      expect(after).toContain(0);
+    }
+  });
+});
+
 describe('least_load policy', () => {
   describe('exact argmin over one or two candidates', () => {
     interface PairCase {

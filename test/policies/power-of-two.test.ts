@@ -40,6 +40,19 @@ describe('power_of_two', () => {
     }
   });
 
+  it('once first tokens are marked, keeps the sample with fewer requests awaiting one, whatever decodes', async () => {
+    // Arrange: w0 has one request in prefill; w1 has four in flight, all past their first token.
+    const { workers } = await buildFleet([withLoad(0), withLoad(0)]);
+    const prefilling = workers[0]!.acquire();
+    for (let i = 0; i < 4; i++) workers[1]!.acquire().firstToken();
+    const policy = createPolicy('power_of_two', { seed: 3 });
+
+    // Act / Assert: w1 while w0 prefills; w0 (less in flight) once it is past its first token.
+    for (let r = 0; r < 5; r++) expect(policy.select(workers)).toBe(workers[1]);
+    prefilling.firstToken();
+    for (let r = 0; r < 5; r++) expect(policy.select(workers)).toBe(workers[0]);
+  });
+
   it('compares reported requests (running + waiting) when both samples have a fresh report, whatever their in-flight counts', async () => {
     const { workers } = await buildFleet([withLoad(0), withLoad(9)]);
     const policy = createPolicy('power_of_two', { seed: 3, clock: () => 0 });

@@ -62,6 +62,8 @@ export class ScanScratch {
   inFlight = new Float64Array(16);
   /** Requests ever selected (tie-break). */
   processed = new Float64Array(16);
+  /** Requests awaiting their first token (`Worker.prefilling`). */
+  prefilling = new Float64Array(16);
   /** Reported workers: queued work plus the router-side credit, in tokens. */
   work = new Float64Array(16);
   /** Reported workers: their own positive throughput, or 0 to use the fleet nominal. */
@@ -78,6 +80,7 @@ export class ScanScratch {
     this.reported = new Uint8Array(size);
     this.inFlight = new Float64Array(size);
     this.processed = new Float64Array(size);
+    this.prefilling = new Float64Array(size);
     this.work = new Float64Array(size);
     this.throughput = new Float64Array(size);
     this.penalty = new Float64Array(size);
