@@ -80,6 +80,7 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
     routers: command.routers,
     seed: command.seed,
     loadPollIntervalMs: command.loadPollIntervalMs,
+    firstTokens: command.firstTokens,
     threads: command.threads,
     ...(progress === undefined
       ? {}

@@ -317,6 +317,10 @@ export const SIMULATE_FLAGS = {
     note: '; 0 = none',
     read: decimalOf(SIMULATION_OPTIONS.specs.loadPollIntervalMs),
   }),
+  'no-first-tokens': toggle(
+    'Routing',
+    'leases never mark first tokens (a caller that does not stream): policies see every request in flight as prefilling',
+  ),
   arrival: flag<ArrivalName>({
     section: 'Arrivals',
     value: '<kind>',

@@ -47,6 +47,8 @@ export interface SimulateCommand {
   readonly threads: number;
   readonly seed: number;
   readonly loadPollIntervalMs: number;
+  /** Whether engines mark first tokens on the leases (`--no-first-tokens`: not). */
+  readonly firstTokens: boolean;
   /** Where the HTML report goes; `undefined` with `--no-report`. */
   readonly out: string | undefined;
   readonly json: string | undefined;
@@ -96,6 +98,7 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     threads: flags.value('threads'),
     seed,
     loadPollIntervalMs: flags.value('poll-ms'),
+    firstTokens: !flags.value('no-first-tokens'),
     out,
     json: flags.value('json'),
     quiet: flags.value('quiet'),

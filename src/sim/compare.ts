@@ -62,6 +62,8 @@ export interface CompareOptions {
   readonly seed?: number;
   /** As {@link SimulationOptions.loadPollIntervalMs}, for every run. */
   readonly loadPollIntervalMs?: number;
+  /** As {@link SimulationOptions.firstTokens}, for every run. */
+  readonly firstTokens?: boolean;
   /**
    * Called as each run progresses, from 0 to `total` completed requests: every policy's, and
    * the oracle's under the name `'oracle'`. With worker threads, the runs' calls interleave.
@@ -166,6 +168,7 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
       ...(o.loadPollIntervalMs === undefined
         ? {}
         : { loadPollIntervalMs: o.loadPollIntervalMs as number }),
+      ...(o.firstTokens === undefined ? {} : { firstTokens: o.firstTokens as boolean }),
       ...(onProgress === undefined ? {} : { onProgress: progressOf(policy) }),
     };
     return resolveSimulationOptions(simulation, true);

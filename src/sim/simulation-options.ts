@@ -53,6 +53,13 @@ export interface SimulationOptions {
    */
   readonly loadPollIntervalMs?: number;
   /**
+   * Mark each request's first token on its lease when its prefill ends
+   * (`WorkerLease.firstToken`, as a streaming client does), so policies see
+   * `Worker.prefilling`; `false` leaves every lease counted as prefilling until it completes,
+   * as with a caller that never marks first tokens. @defaultValue true
+   */
+  readonly firstTokens?: boolean;
+  /**
    * Simulated ms between timeline samples (doubled as needed to keep ≤ 1,000 samples). Samples
    * that fall while the fleet is idle are recorded as 0 without an event each. @defaultValue 250
    */
@@ -88,6 +95,7 @@ export const SIMULATION_OPTIONS = new OptionTable(
     routers: integer(1, 1, 1_024),
     seed: integer(1, 0, 0xffff_ffff),
     loadPollIntervalMs: number(10_000, 0, 1e9),
+    firstTokens: boolean(true),
     sampleIntervalMs: number(250, 1, 1e9),
     precision: boolean(true),
   },

@@ -80,7 +80,9 @@ export class SimulationRun {
     const hooks: EngineHooks = {
       wakeAt: (time, worker) => this.#queue.push(time, STEP, worker),
       // The router learns of a first token as a streaming client would: when it arrives.
-      firstToken: (job) => (job.handle as WorkerLease).firstToken(),
+      ...(o.firstTokens
+        ? { firstToken: (job: Job) => (job.handle as WorkerLease).firstToken() }
+        : {}),
       completed: (job, time) => this.#completedJob(job, time),
     };
     for (let i = 0; i < model.workers; i++) this.#engines.push(new Engine(i, model, hooks));

@@ -115,10 +115,12 @@ describe('the flags of fleetroute simulate', () => {
       routers: f.routers.fallback,
       seed: f.seed.fallback,
       loadPollIntervalMs: f['poll-ms'].fallback,
+      firstTokens: true,
       out: f.out.fallback,
       json: undefined,
       quiet: false,
     });
+    expect(parseSimulateArgs(['--no-first-tokens']).firstTokens).toBe(false);
     expect(parseSimulateArgs(['--arrival', 'closed']).arrivals).toEqual({
       kind: 'closed_loop',
       concurrency: f.concurrency.fallback,
