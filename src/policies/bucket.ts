@@ -120,10 +120,13 @@ export const BUCKET_OPTIONS = policyOptions('bucket', 'BucketConfig', {
  * sends its whole share to one worker): the home bucket takes the request only while the tokens
  * dealt to it (size + 1 per request, since the available workers last changed) are within
  * `loadSlack` mean requests of the least-dealt bucket's, else the nearest bucket within that
- * bound does; and when that worker has more requests in flight than the least-loaded available
- * worker, the request goes to the nearest bucket (at most 16 on each side) whose owner has no
- * more than that least load, if any. So under the same boundaries and equal loads a longer prompt
- * goes to a bucket at or above a shorter one's whenever neither bound moves it.
+ * bound does; and when that worker has more requests awaiting their first token
+ * ({@link Worker.prefilling}) than the available worker with the fewest, the request goes to the
+ * nearest bucket (at most 16 on each side) whose owner has no more than that, if any (at equal
+ * distance: fewer awaiting, then fewer in flight). A caller that never marks first tokens has
+ * every request in flight awaiting one, so this bound then compares in-flight counts. So under
+ * the same boundaries and equal loads a longer prompt goes to a bucket at or above a shorter
+ * one's whenever neither bound moves it.
  *
  * Imbalance escape: when the in-flight counts of the available workers satisfy
  * `max − min > balanceAbsThreshold` and `max > balanceRelThreshold × min`, the request goes to

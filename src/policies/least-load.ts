@@ -124,6 +124,7 @@ export class LeastLoadPolicy implements Policy {
   readonly #scan = new ScanScratch();
   readonly #pair = new Int32Array(2);
   readonly #pairLoads = new Float64Array(2);
+  readonly #pairPrefill = new Float64Array(2);
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: LeastLoadConfig = {}) {
@@ -210,14 +211,15 @@ export class LeastLoadPolicy implements Policy {
   ): number {
     const pair = this.#pair;
     const loads = this.#pairLoads;
-    const found = this.#sampler.twoRandomAvailable(workers, this.#random, pair, loads);
+    const prefill = this.#pairPrefill;
+    const found = this.#sampler.twoRandomAvailable(workers, this.#random, pair, loads, prefill);
     if (found < 2) return pair[0]!;
     const a = aligned[pair[0]!];
     const b = aligned[pair[1]!];
     // Requests awaiting their first token decide first, once first tokens are marked (see
     // `power_of_two`).
-    const pa = workers[pair[0]!]!.prefilling;
-    const pb = workers[pair[1]!]!.prefilling;
+    const pa = prefill[0]!;
+    const pb = prefill[1]!;
     if (pa !== pb && (pa < loads[0]! || pb < loads[1]!)) return pb < pa ? pair[1]! : pair[0]!;
     const first = this.#score(this.#loads.isFresh(a, now) ? a : undefined, loads[0]!, nominal);
     const second = this.#score(this.#loads.isFresh(b, now) ? b : undefined, loads[1]!, nominal);
@@ -263,7 +265,7 @@ export class LeastLoadPolicy implements Policy {
       if (!state.healthy || (current && !ok)) continue;
       inFlight[i] = state.load;
       processed[i] = state.processed;
-      const waiting = workers[i]!.prefilling;
+      const waiting = state.prefilling!;
       prefilling[i] = waiting;
       if (ok && waiting < state.load) marked = true;
       const report = aligned[i];

@@ -77,6 +77,7 @@ export class PowerOfTwoPolicy implements Policy {
   #lastList: readonly Worker[] | undefined;
   readonly #pair = new Int32Array(2);
   readonly #inFlight = new Float64Array(2);
+  readonly #prefill = new Float64Array(2);
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: PowerOfTwoConfig = {}) {
@@ -95,7 +96,8 @@ export class PowerOfTwoPolicy implements Policy {
     if (!isWorkerList(workers)) return undefined;
     const pair = this.#pair;
     const inFlight = this.#inFlight;
-    const found = this.#sampler.twoRandomAvailable(workers, this.#random, pair, inFlight);
+    const prefill = this.#prefill;
+    const found = this.#sampler.twoRandomAvailable(workers, this.#random, pair, inFlight, prefill);
     if (found === 0) return undefined;
     let a: StoredLoad | undefined;
     let b: StoredLoad | undefined;
@@ -110,8 +112,8 @@ export class PowerOfTwoPolicy implements Policy {
     if (found === 2) {
       // Requests awaiting their first token decide first, once first tokens are marked (a
       // lease never marked counts in both `prefilling` and `load`, so they differ only then).
-      const pa = workers[pair[0]!]!.prefilling;
-      const pb = workers[pair[1]!]!.prefilling;
+      const pa = prefill[0]!;
+      const pb = prefill[1]!;
       if (pa !== pb && (pa < inFlight[0]! || pb < inFlight[1]!)) second = pb < pa;
       else {
         second =

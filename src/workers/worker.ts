@@ -36,6 +36,11 @@ export interface RoutingState {
   load: number;
   /** Requests ever selected. */
   processed: number;
+  /**
+   * Requests in flight awaiting their first token ({@link Worker.prefilling}); written by
+   * {@link Worker.routingState}, which adds it to an `into` object that lacks it.
+   */
+  prefilling?: number;
 }
 
 /**
@@ -238,13 +243,20 @@ export class Worker {
    * @returns `into`, filled in.
    */
   routingState(
-    into: RoutingState = { healthy: false, canExecute: false, load: 0, processed: 0 },
+    into: RoutingState = {
+      healthy: false,
+      canExecute: false,
+      load: 0,
+      processed: 0,
+      prefilling: 0,
+    },
   ): RoutingState {
     const rt = this.#runtime;
     into.healthy = rt.routable;
     into.canExecute = rt.canExecute();
     into.load = rt.load;
     into.processed = rt.processed;
+    into.prefilling = rt.prefilling;
     return into;
   }
 

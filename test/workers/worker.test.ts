@@ -124,7 +124,7 @@ describe('Worker: routingState', () => {
 
     // Assert
     expect(state).toBe(into);
-    expect(into).toEqual({ healthy: true, canExecute: true, load: 1, processed: 2 });
+    expect(into).toEqual({ healthy: true, canExecute: true, load: 1, processed: 2, prefilling: 1 });
   });
 
   it('overwrites every field of a reused object on each call', async () => {
@@ -139,7 +139,13 @@ describe('Worker: routingState', () => {
     broken.routingState(into);
 
     // Assert
-    expect(into).toEqual({ healthy: false, canExecute: false, load: 0, processed: 0 });
+    expect(into).toEqual({
+      healthy: false,
+      canExecute: false,
+      load: 0,
+      processed: 0,
+      prefilling: 0,
+    });
   });
 
   it('allocates a fresh object when none is given', async () => {
@@ -150,6 +156,7 @@ describe('Worker: routingState', () => {
       canExecute: true,
       load: 0,
       processed: 0,
+      prefilling: 0,
     });
     expect(worker.routingState()).not.toBe(worker.routingState());
   });

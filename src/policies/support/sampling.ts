@@ -31,6 +31,7 @@ export function readState(entry: Worker | undefined, state: RoutingState): boole
     state.canExecute = false;
     state.load = 0;
     state.processed = 0;
+    state.prefilling = 0;
     return false;
   }
   const rt = workerInternals.runtimeOf(entry);
@@ -40,6 +41,7 @@ export function readState(entry: Worker | undefined, state: RoutingState): boole
   state.canExecute = canExecute;
   state.load = rt.load;
   state.processed = rt.processed;
+  state.prefilling = rt.prefilling;
   return healthy && canExecute;
 }
 
@@ -102,7 +104,13 @@ class LazyShuffle {
  */
 export class Sampler {
   /** The values of the last {@link Sampler.read}. */
-  readonly state: RoutingState = { healthy: false, canExecute: false, load: 0, processed: 0 };
+  readonly state: RoutingState = {
+    healthy: false,
+    canExecute: false,
+    load: 0,
+    processed: 0,
+    prefilling: 0,
+  };
   readonly #shuffle = new LazyShuffle();
 
   /** Reads an entry's routing state into {@link Sampler.state}. @returns whether it is available. */
@@ -134,7 +142,7 @@ export class Sampler {
   /**
    * Two distinct candidates drawn uniformly at random among the available ones: their indices in
    * `out[0]`, `out[1]` and their in-flight loads in `loads[0]`, `loads[1]` (-1 / NaN where
-   * missing). Same draw as {@link Sampler.randomAvailable}, reading each drawn candidate's
+   * missing), and their counts awaiting a first token in `prefill[0]`, `prefill[1]` if given. Same draw as {@link Sampler.randomAvailable}, reading each drawn candidate's
    * routing state once.
    *
    * @returns how many were found (0, 1 or 2).
@@ -144,6 +152,7 @@ export class Sampler {
     random: RandomSource,
     out: Int32Array,
     loads: Float64Array,
+    prefill?: Float64Array,
   ): number {
     out[0] = -1;
     out[1] = -1;
@@ -161,6 +170,7 @@ export class Sampler {
         if (readState(workers[i], state)) {
           out[found] = i;
           loads[found] = state.load;
+          if (prefill !== undefined) prefill[found] = state.prefilling!;
           found++;
         }
       }
