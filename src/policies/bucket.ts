@@ -62,7 +62,7 @@ export interface BucketConfig extends CommonPolicyConfig {
    * (in size order) within the bound. Smaller spreads work as evenly as round robin does; larger
    * keeps sizes together more strictly and lets a bucket's queue grow while its size range is
    * busy. Cost: one O(log k) search.
-   * @defaultValue 1 (mean requests)
+   * @defaultValue 0.5 (mean requests)
    */
   readonly loadSlack?: number;
 }
@@ -95,7 +95,7 @@ export const BUCKET_OPTIONS = policyOptions('bucket', 'BucketConfig', {
   refitIntervalMs: duration(5000),
   balanceAbsThreshold: number(32, 0, Number.MAX_VALUE),
   balanceRelThreshold: number(1.5, 1, Number.MAX_VALUE),
-  loadSlack: number(1, 0, Number.MAX_VALUE),
+  loadSlack: number(0.5, 0, Number.MAX_VALUE),
 });
 
 /**

@@ -46,9 +46,9 @@ describe('bucket: a busy size range does not queue on one worker', () => {
       leases.push(worker.acquire());
     }
 
-    // Assert: the last bucket's owner takes the first; no worker ends up more than one request
+    // Assert: the last bucket's owner takes its share; no worker ends up more than one request
     // ahead of another (before: all 8 on w3, 8 in flight against 0, below the escape's 32).
-    expect(chosen[0]).toBe('w3');
+    expect(chosen).toContain('w3');
     const loads = list.map((w) => w.load);
     expect(Math.max(...loads) - Math.min(...loads)).toBeLessThanOrEqual(1);
   });
