@@ -9,7 +9,7 @@ import { blockHashHalves } from '../cache/block-hashes.js';
 import { KvBlockIndex, type KvEvent, readKvEvent } from '../cache/kv-event-store.js';
 import type { RadixTree } from '../cache/radix-tree.js';
 import { loadedHasher } from '../core/hash.js';
-import { custom, duration, integer, number } from '../core/option-table.js';
+import { custom, duration, integer, number, oneOf } from '../core/option-table.js';
 import { fail, readNumber } from '../core/options.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
@@ -23,6 +23,7 @@ import {
   treeOf,
 } from './cache-aware/model-caches.js';
 import type { Policy, SelectRequest } from './policy.js';
+import { type PrefixHashPolicy, prefixHashPlace, prefixHashPlacement } from './prefix-hash.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isImbalanced } from './support/imbalance.js';
 import { LoadTable } from './support/load-table.js';
@@ -116,6 +117,15 @@ export interface CacheAwareConfig extends CommonPolicyConfig {
   readonly staleAfterMs?: number;
   /** Most blocks of a request scored in event mode. @defaultValue 4096 */
   readonly maxEventBlocks?: number;
+  /**
+   * Where a miss goes (`cache_miss`: no worker holds enough of the prompt, in tree or event
+   * mode). `'least_load'`: the least-loaded worker as this router sees it. `'ring'`: the
+   * prompt's owner on the hash ring, walking clockwise past workers over the bounded-load cap,
+   * exactly as `prefix_hash` with its defaults places it — the same worker in every router that
+   * routes over the same workers, so several routers that each see a share of the traffic put a
+   * new prefix in one place instead of up to one per router. @defaultValue 'ring'
+   */
+  readonly missPlacement?: 'least_load' | 'ring';
 }
 
 /** What {@link CacheAwarePolicy.stats} reports. @public */
@@ -167,6 +177,7 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
   kvUsageCeiling: optionalShare,
   staleAfterMs: duration(30_000),
   maxEventBlocks: integer(4096, 1, 1_048_576),
+  missPlacement: oneOf(['least_load', 'ring'] as const, 'ring'),
 });
 
 /**
@@ -225,6 +236,8 @@ export class CacheAwarePolicy implements Policy {
   #blockHi = new Uint32Array(64);
   #blockLo = new Uint32Array(64);
   readonly #blockScratch: Uint32Array;
+  /** `missPlacement: 'ring'`: places misses. */
+  readonly #placement: PrefixHashPolicy | undefined;
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: CacheAwareConfig = {}) {
@@ -245,6 +258,7 @@ export class CacheAwarePolicy implements Policy {
     this.#scan = new CandidateScan(spread, ceiling);
     this.#blockScratch = new Uint32Array(2 + this.#pageSize);
     this.#caches = new ModelCaches(maxTreeSize, maxTotalSize, this.#pageSize);
+    this.#placement = o.missPlacement === 'ring' ? prefixHashPlacement() : undefined;
   }
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
@@ -274,22 +288,26 @@ export class CacheAwarePolicy implements Policy {
       if (!this.#pass(workers)) return undefined;
       imbalanced = scan.imbalanced(this.#absThreshold, this.#relThreshold);
     }
-    if (imbalanced) return this.#leastLoaded(workers, IMBALANCED, model, cache, kind, key);
+    if (imbalanced) return this.#leastLoaded(workers, IMBALANCED, model, cache, kind, key, req);
 
     const events = cache?.events;
     if (events !== undefined && !events.empty && tokens !== undefined) {
       if (!this.#pass(workers)) return undefined;
       const best = this.#bestOverlap(workers, events, tokens);
-      return best >= 0
-        ? this.#count(workers, best, OVERLAP)
-        : this.#count(workers, scan.leastLoaded, MISS);
+      if (best >= 0) return this.#count(workers, best, OVERLAP);
+      const miss = this.#missIndex(workers, req);
+      return miss < 0 ? undefined : this.#count(workers, miss, MISS);
     }
-    if (key === undefined) return this.#leastLoaded(workers, MISS, model, cache, kind, undefined);
+    if (key === undefined) {
+      return this.#leastLoaded(workers, MISS, model, cache, kind, undefined, req);
+    }
     const tree = treeOf(cache, kind);
     // The model's first request of this kind: a miss, and the insert creates the tree.
-    if (tree === undefined) return this.#leastLoaded(workers, MISS, model, cache, kind, key);
+    if (tree === undefined) return this.#leastLoaded(workers, MISS, model, cache, kind, key, req);
     const match = tree.match(key);
-    if (match.length === 0) return this.#leastLoaded(workers, MISS, model, cache, kind, undefined);
+    if (match.length === 0) {
+      return this.#leastLoaded(workers, MISS, model, cache, kind, undefined, req);
+    }
     let chosen = -1;
     let reason = MISS;
     if (match.matched / match.length > this.#threshold) {
@@ -302,8 +320,13 @@ export class CacheAwarePolicy implements Policy {
       }
     }
     if (chosen < 0) {
-      if (!this.#pass(workers)) return undefined;
-      chosen = scan.leastLoaded;
+      if (reason === MISS) {
+        chosen = this.#missIndex(workers, req);
+        if (chosen < 0) return undefined;
+      } else {
+        if (!this.#pass(workers)) return undefined;
+        chosen = scan.leastLoaded;
+      }
     }
     this.#insert(workers, model, cache, kind, key, workers[chosen]!.url);
     return this.#count(workers, chosen, reason);
@@ -397,6 +420,7 @@ export class CacheAwarePolicy implements Policy {
     this.#caches.clear();
     this.#loads.clear();
     this.#reasons.fill(0);
+    this.#placement?.reset();
   }
 
   /** Stops the eviction timer and forgets everything; `select` returns `undefined` afterwards. */
@@ -432,8 +456,25 @@ export class CacheAwarePolicy implements Policy {
   }
 
   /**
-   * The least-loaded worker, with the request inserted for it (when it has a key). `cache` is the
-   * model's entry as `select` read it.
+   * The worker a miss goes to (see `missPlacement`): the prompt's owner on the ring, without a
+   * pass over the candidates, or the least-loaded worker the pass found; -1 when none is
+   * available.
+   */
+  #missIndex(workers: readonly Worker[], request: SelectRequest | undefined): number {
+    const placement = this.#placement;
+    // The ring walk reads the workers it passes; after the pass (a list the registry did not
+    // hand out, event mode, the KV-usage triggers) that would read them twice: use the pass.
+    if (placement === undefined || this.#passed) {
+      return this.#pass(workers) ? this.#scan.leastLoaded : -1;
+    }
+    const worker = prefixHashPlace(placement, workers, request);
+    return worker === undefined ? -1 : this.#scan.viewOf(workers).indexOf(worker.url);
+  }
+
+  /**
+   * The least-loaded worker — for a miss, the worker {@link CacheAwarePolicy.#missIndex} gives —
+   * with the request inserted for it (when it has a key). `cache` is the model's entry as
+   * `select` read it.
    */
   #leastLoaded(
     workers: readonly Worker[],
@@ -442,9 +483,12 @@ export class CacheAwarePolicy implements Policy {
     cache: ModelCache | undefined,
     kind: TreeKind,
     key: string | ArrayLike<number> | undefined,
+    request: SelectRequest | undefined,
   ): Worker | undefined {
-    if (!this.#pass(workers)) return undefined;
-    const index = this.#scan.leastLoaded;
+    let index: number;
+    if (reason === MISS && key !== undefined) index = this.#missIndex(workers, request);
+    else index = this.#pass(workers) ? this.#scan.leastLoaded : -1;
+    if (index < 0) return undefined;
     if (key !== undefined) {
       // The insert continues a match of the key; a tree that does not exist yet needs none.
       const tree = treeOf(cache, kind);

@@ -12,7 +12,7 @@ import { PrefixKey } from './prefix-hash/prefix-key.js';
 import { PrefixTable } from './prefix-hash/prefix-table.js';
 import { type CandidateRing, CandidateRings } from './support/candidate-ring.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
-import { isWorkerList, pick, Sampler } from './support/sampling.js';
+import { isWorkerList, Sampler } from './support/sampling.js';
 
 /** Options of the `prefix_hash` policy. @public */
 export interface PrefixHashConfig extends CommonPolicyConfig {
@@ -50,6 +50,35 @@ export const PREFIX_HASH_OPTIONS = policyOptions('prefix_hash', 'PrefixHashConfi
   loadFactor: number(1.25, 1, 1_000),
   virtualNodes: integer(DEFAULT_VIRTUAL_NODES, 1, 10_000),
 });
+
+let newPlacement: () => PrefixHashPolicy;
+
+/**
+ * @internal A `prefix_hash` with its defaults whose walk also skips, for registry arrays, the
+ * workers with more requests awaiting a first token than the fewest: where a policy places the
+ * requests it has no better place for (see {@link prefixHashPlace}).
+ */
+export function prefixHashPlacement(): PrefixHashPolicy {
+  return newPlacement();
+}
+
+let placeUncounted: (
+  policy: PrefixHashPolicy,
+  workers: readonly Worker[],
+  request: SelectRequest | undefined,
+) => Worker | undefined;
+
+/**
+ * @internal The worker `policy.select` would pick, without counting the pick (for a policy that
+ * places some of its requests the way `prefix_hash` does and counts them itself).
+ */
+export function prefixHashPlace(
+  policy: PrefixHashPolicy,
+  workers: readonly Worker[],
+  request: SelectRequest | undefined,
+): Worker | undefined {
+  return placeUncounted(policy, workers, request);
+}
 
 /**
  * Routes requests that share a prompt prefix (a system prompt, a few-shot block, a document, a
@@ -96,10 +125,14 @@ export class PrefixHashPolicy implements Policy {
   #cap = 0;
   #best = -1;
   #bestLoad = 0;
+  /** Placement for another policy: also skip workers above the fewest awaiting a first token. */
+  #prefillBound = false;
+  #minPrefill = Number.POSITIVE_INFINITY;
+  readonly #bounds = new Float64Array(4);
   readonly #acceptBounded = (_url: string, index: number): boolean => {
     if (!this.#sampler.read(this.#entry!.aligned[index])) return false;
     const load = this.#sampler.state.load;
-    if (load + 1 <= this.#cap) return true;
+    if (load + 1 <= this.#cap && this.#sampler.state.prefilling! <= this.#minPrefill) return true;
     if (this.#best < 0 || load < this.#bestLoad) {
       this.#best = index;
       this.#bestLoad = load;
@@ -123,20 +156,40 @@ export class PrefixHashPolicy implements Policy {
   }
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
+    const worker = this.#place(workers, request);
+    worker?.incrementProcessed();
+    return worker;
+  }
+
+  /** {@link PrefixHashPolicy.select} without counting the pick. */
+  #place(workers: readonly Worker[], request: SelectRequest | undefined): Worker | undefined {
     if (!isWorkerList(workers) || workers.length === 0) return undefined;
     const hasher = loadedHasher();
     const entry = hasher === undefined ? undefined : this.#rings.get(workers, request?.ring);
     if (entry === undefined || !this.#key.hash(hasher!, request?.tokens, request?.text)) {
-      return pick(workers, this.#sampler.leastLoaded(workers));
+      const least = this.#sampler.leastLoaded(workers);
+      return least < 0 ? undefined : workers[least];
     }
     const total = entry.view.totalLoad();
+    this.#minPrefill = Number.POSITIVE_INFINITY;
+    if (this.#prefillBound && entry.view.loadBounds(this.#bounds))
+      this.#minPrefill = this.#bounds[3]!;
     this.#entry = entry;
     this.#cap = Math.ceil((this.#factor * (total + 1)) / workers.length);
     this.#best = -1;
     let index = entry.ring.indexAt(this.#key.hi, this.#key.lo, this.#acceptBounded);
     if (index < 0) index = this.#best;
     this.#entry = undefined;
-    return pick(entry.aligned as readonly Worker[], index);
+    return index < 0 ? undefined : (entry.aligned[index] as Worker);
+  }
+
+  static {
+    placeUncounted = (policy, workers, request) => policy.#place(workers, request);
+    newPlacement = () => {
+      const policy = new PrefixHashPolicy();
+      policy.#prefillBound = true;
+      return policy;
+    };
   }
 
   reset(): void {
