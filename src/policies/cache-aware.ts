@@ -197,8 +197,11 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
  *    least-loaded available worker among those holding it (`cache_hit`); if none of them is
  *    available or a candidate, the least-loaded worker (`stale_match`); if that holder would
  *    exceed `ceil(loadFactor × (total in flight + 1) / workers) + loadSlack`, the least-loaded
- *    worker (`holder_overloaded`: a hot prefix gains another holder); below the threshold, the
- *    least-loaded worker (`cache_miss`). The request is then inserted for the chosen worker,
+ *    worker (`holder_overloaded`: a hot prefix gains another holder); below the threshold, a miss
+ *    (`cache_miss`), placed by `missPlacement`: for the registry's arrays, by default, the
+ *    prompt's owner on the hash ring as `prefix_hash` places it (the same worker in every router),
+ *    passing over workers above the bounded-load cap or above the fewest awaiting a first token;
+ *    otherwise the least-loaded worker. The request is then inserted for the chosen worker,
  *    continuing the same descent.
  *
  * Trees are kept per `request.model`, all of them together within `maxTotalSize` (trees of models
@@ -415,7 +418,7 @@ export class CacheAwarePolicy implements Policy {
     return { reasons, totalSize: this.#caches.total, trees, eventModels };
   }
 
-  /** Forgets every tree, block index, report and counter. */
+  /** Forgets every tree, block index, report and counter, and the miss placement's prefixes. */
   reset(): void {
     this.#caches.clear();
     this.#loads.clear();
