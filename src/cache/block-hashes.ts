@@ -11,6 +11,14 @@ import { readInteger, readObject } from '../core/options.js';
 export interface BlockHashOptions {
   /** Tokens per block; must match the engine's KV block size. @defaultValue 16 */
   readonly pageSize?: number;
+  /**
+   * The chain seed: the hash of the block just before `tokens[0]` (an unsigned 64-bit bigint),
+   * so the hashes continue a sequence already hashed — `blockHashes(rest, { parent })` with
+   * `parent` the last hash of `blockHashes(start)` equals the tail of `blockHashes([...start,
+   * ...rest])` whenever `start` is a whole number of pages. An engine's `BlockStored` event names
+   * such a parent for the blocks it stores. @defaultValue 0n (the sequence starts here)
+   */
+  readonly parent?: bigint;
 }
 
 const DEFAULT_PAGE_SIZE = 16;
@@ -27,12 +35,14 @@ export function blockHashHalves(
   scratch: Uint32Array,
   hiOut: Uint32Array,
   loOut: Uint32Array,
+  seedHi = 0,
+  seedLo = 0,
 ): number {
   const blocks = Math.min(Math.floor(tokens.length / pageSize), limit);
   const bytes = new Uint8Array(scratch.buffer, 0, 8 + 4 * pageSize);
   const view = viewOf(scratch);
-  let hi = 0;
-  let lo = 0;
+  let hi = seedHi;
+  let lo = seedLo;
   for (let b = 0; b < blocks; b++) {
     // Little-endian on every host: the scheme is the same on every machine.
     view.setUint32(0, lo, true);
@@ -96,7 +106,8 @@ export function blockKeyOf(hash: unknown): number {
  *
  * Scheme (stable, part of the public contract): block `i` covers tokens
  * `[i·pageSize, (i+1)·pageSize)`; its hash is xxh64, seed 0, of 8 + 4·pageSize bytes — the
- * previous block's hash as a little-endian uint64 (0 for the first block) followed by the block's
+ * previous block's hash as a little-endian uint64 (for the first block `parent`, default 0)
+ * followed by the block's
  * token ids as little-endian uint32 (an id that is not an unsigned 32-bit integer counts as 0).
  * A block's hash therefore identifies its whole prefix, as an engine's prefix-cache block does.
  * To feed an engine's events (vLLM's `BlockStored` carries each block's token ids; SGLang's
@@ -107,8 +118,8 @@ export function blockKeyOf(hash: unknown): number {
  * (`await WorkerRegistry.create()` or `HashRing.create()` first).
  *
  * @returns one unsigned 64-bit hash per full page, as bigints.
- * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for a bad `pageSize`, non-list tokens, or
- *   a hash function that has not loaded yet.
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for a bad `pageSize`, a `parent` that is
+ *   not a bigint in 0 … 2⁶⁴ − 1, non-list tokens, or a hash function that has not loaded yet.
  * @example
  * ```ts
  * const hashes = blockHashes(promptTokens, { pageSize: 16 });
@@ -119,6 +130,15 @@ export function blockKeyOf(hash: unknown): number {
 export function blockHashes(tokens: ArrayLike<number>, options: BlockHashOptions = {}): bigint[] {
   const o = readObject('blockHashes options', options);
   const pageSize = readInteger('blockHashes.pageSize', o.pageSize, DEFAULT_PAGE_SIZE, 1, 4096);
+  const parent = o.parent;
+  if (
+    parent !== undefined &&
+    (typeof parent !== 'bigint' || parent < 0n || parent > 0xffff_ffff_ffff_ffffn)
+  ) {
+    throw invalidArgument(
+      `blockHashes.parent must be a bigint in 0 … 2^64 − 1, got ${typeof parent === 'bigint' ? 'one out of range' : typeof parent}`,
+    );
+  }
   if (tokens === null || typeof tokens !== 'object' || typeof tokens.length !== 'number') {
     throw invalidArgument('blockHashes: tokens must be an array of token ids');
   }
@@ -131,7 +151,18 @@ export function blockHashes(tokens: ArrayLike<number>, options: BlockHashOptions
   const blocks = Math.floor(tokens.length / pageSize);
   const hi = new Uint32Array(blocks);
   const lo = new Uint32Array(blocks);
-  blockHashHalves(hasher, tokens, pageSize, blocks, new Uint32Array(2 + pageSize), hi, lo);
+  const seed = parent ?? 0n;
+  blockHashHalves(
+    hasher,
+    tokens,
+    pageSize,
+    blocks,
+    new Uint32Array(2 + pageSize),
+    hi,
+    lo,
+    Number(seed >> 32n),
+    Number(seed & 0xffff_ffffn),
+  );
   const out: bigint[] = [];
   for (let b = 0; b < blocks; b++) out.push((BigInt(hi[b]!) << 32n) | BigInt(lo[b]!));
   return out;

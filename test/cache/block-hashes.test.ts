@@ -152,6 +152,36 @@ describe('blockHashes', () => {
     expect(blockHashes(range(16), {})).toEqual(blockHashes(range(16), { pageSize: 16 }));
   });
 
+  it('parent continues a chain: hashing the rest under the last hash of the start equals hashing the whole', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.array(fc.nat({ max: 0xffff_ffff }), { maxLength: 60 }),
+        (pageSize, startPages, rest) => {
+          const start = Array.from({ length: startPages * pageSize }, (_, i) => (i * 7_919) >>> 0);
+          const whole = blockHashes([...start, ...rest], { pageSize });
+          const head = blockHashes(start, { pageSize });
+          const parent = head.at(-1);
+          const tail = blockHashes(
+            rest,
+            parent === undefined ? { pageSize } : { pageSize, parent },
+          );
+          expect([...head, ...tail]).toEqual(whole);
+        },
+      ),
+      runs(200, 1_000),
+    );
+  });
+
+  it('parent 0n is the default; parent must be a bigint in 0 … 2^64 − 1', () => {
+    expect(blockHashes(range(32), { parent: 0n })).toEqual(blockHashes(range(32)));
+    expect(blockHashes(range(16), { parent: 1n })).not.toEqual(blockHashes(range(16)));
+    expect(blockHashes(range(16), { parent: 0xffff_ffff_ffff_ffffn })).toHaveLength(1);
+    for (const parent of [-1n, 2n ** 64n, 5, '0', null])
+      expectInvalid(() => blockHashes(range(16), { parent } as unknown as { parent: bigint }));
+  });
+
   it('validates options and tokens', () => {
     for (const options of [null, 'x', 16, []])
       expectInvalid(() => blockHashes(range(16), options as unknown as { pageSize: number }));
