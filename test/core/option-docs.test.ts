@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { OptionTable } from '../../src/core/option-table.js';
+import { KV_DECODE_LIMITS } from '../../src/kv-events/batch-decoder.js';
+import { KV_TRANSLATOR_OPTIONS } from '../../src/kv-events/translator.js';
 import { policyOptionTables } from '../../src/policies/create-policy.js';
 import { COMMON_OPTIONS } from '../../src/policies/support/config.js';
 import { REGISTRY_OPTIONS } from '../../src/registry/registry-options.js';
@@ -52,6 +54,8 @@ const TABLES = [
   REGISTRY_OPTIONS,
   HTTP_TRANSPORT_OPTIONS,
   PROMETHEUS_PARSE_OPTIONS,
+  KV_DECODE_LIMITS,
+  KV_TRANSLATOR_OPTIONS,
   FLEET_OPTIONS,
   SIMULATION_OPTIONS,
   COMPARE_OPTIONS,

@@ -1,0 +1,308 @@
+/**
+ * The translation of one engine's KV-cache events into fleetroute's block keys: an engine names
+ * its blocks by hashes seeded per process, which no router can reproduce, so each stored block's
+ * keys are recomputed from the token ids the event carries ({@link blockHashes}, chained from the
+ * keys of its parent block) and the engine's hash is kept only to find those keys again when the
+ * engine removes the block.
+ *
+ * @module
+ */
+import { blockHashHalves } from '../cache/block-hashes.js';
+import type { KvEvent } from '../cache/kv-event-store.js';
+import { invalidArgument } from '../core/errors.js';
+import { loadedHasher } from '../core/hash.js';
+import { integer, OptionTable } from '../core/option-table.js';
+import type { EngineEvent } from './batch-decoder.js';
+
+/** Options of a {@link KvEventTranslator}. @public */
+export interface KvEventTranslatorOptions {
+  /**
+   * Tokens per block of fleetroute's keys: `cache_aware`'s `pageSize`. The engine's block size
+   * must be a multiple of it (events of other sizes are skipped and counted). @defaultValue 16
+   */
+  readonly pageSize?: number;
+  /**
+   * The model the worker serves, the `model` of the events produced (a block stored under a
+   * LoRA adapter is filed under the adapter's name instead). @defaultValue none (events for
+   * requests without a model)
+   */
+  readonly model?: string;
+  /**
+   * Most engine blocks remembered. Past it, the oldest are forgotten and reported removed, so the
+   * index never holds a block whose removal could no longer be translated. @defaultValue 1048576
+   */
+  readonly maxBlocks?: number;
+}
+
+/** @internal The options of a {@link KvEventTranslator}, declared once. */
+export const KV_TRANSLATOR_OPTIONS = new OptionTable(
+  'kvEventTranslator',
+  'KvEventTranslatorOptions',
+  {
+    pageSize: integer(16, 1, 4096),
+    maxBlocks: integer(1_048_576, 1, 2 ** 30),
+  },
+  // Read apart: a string, not a bounded number.
+  ['model'],
+);
+
+/** What a {@link KvEventTranslator} has done since it was created. @public */
+export interface KvEventTranslatorStats {
+  /** Engine blocks stored and translated. */
+  readonly storedBlocks: number;
+  /** Engine blocks removed and translated. */
+  readonly removedBlocks: number;
+  /** `AllBlocksCleared` events. */
+  readonly cleared: number;
+  /** Stored events whose parent block is unknown (never stored, or forgotten): skipped. */
+  readonly orphans: number;
+  /** Removed engine hashes never stored (or already forgotten). */
+  readonly unknownRemoved: number;
+  /**
+   * Stored events skipped by kind: another KV group (`group_idx` ≠ 0) or attention kind, a
+   * storage medium other than the GPU, extra keys (cache salt, multimodal inputs), a block size
+   * that is not a multiple of `pageSize`, or token ids that do not fill the listed blocks.
+   */
+  readonly skipped: {
+    readonly group: number;
+    readonly medium: number;
+    readonly extraKeys: number;
+    readonly blockSize: number;
+    readonly tokens: number;
+  };
+  /** Engine blocks forgotten past `maxBlocks` (reported removed). */
+  readonly evicted: number;
+}
+
+/** Attention kinds whose blocks hold a prefix's whole KV cache. */
+const FULL_ATTENTION: ReadonlySet<string> = new Set([
+  'full_attention',
+  'mla_attention',
+  'sink_full_attention',
+]);
+
+/** One remembered engine block: the model it was filed under and its fleetroute keys. */
+interface BlockEntry {
+  readonly model: string | undefined;
+  /** Halves of its keys: `[hi0, lo0, hi1, lo1, …]`, `blockSize / pageSize` keys. */
+  readonly keys: Uint32Array;
+}
+
+/**
+ * Translates one engine's (one data-parallel rank's) KV events into the `KvEvent`s of
+ * `cache_aware`'s `applyKvEvents`, keeping the engine hash → fleetroute keys map that removals
+ * need.
+ *
+ * - `stored`: the blocks' keys are `blockHashes(tokenIds, { pageSize, parent })`, with `parent`
+ *   the last key of the event's parent block; a parent never seen (or forgotten) makes the
+ *   event an orphan, skipped and counted — never re-rooted at the start of a prompt, which would
+ *   file the blocks under a prefix they do not have. Blocks of another KV group or attention
+ *   kind, another medium, or with extra keys are skipped and counted: their cache is not the
+ *   prompt's prefix alone.
+ * - `removed`: the keys stored for each engine hash; unknown hashes are counted.
+ * - `cleared`: everything this worker held, for every model.
+ *
+ * Cost: one xxh64 per `pageSize` tokens stored, O(1) map work per engine block; memory about
+ * 100 bytes per remembered engine block plus 8 bytes per key, bounded by `maxBlocks`.
+ *
+ * @public
+ */
+export class KvEventTranslator {
+  readonly #pageSize: number;
+  readonly #model: string | undefined;
+  readonly #maxBlocks: number;
+  readonly #blocks = new Map<bigint, BlockEntry>();
+  #scratch: Uint32Array;
+  #hi = new Uint32Array(64);
+  #lo = new Uint32Array(64);
+  #storedBlocks = 0;
+  #removedBlocks = 0;
+  #cleared = 0;
+  #orphans = 0;
+  #unknownRemoved = 0;
+  #evicted = 0;
+  readonly #skipped = { group: 0, medium: 0, extraKeys: 0, blockSize: 0, tokens: 0 };
+
+  /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad option. */
+  constructor(options: KvEventTranslatorOptions = {}) {
+    const o = KV_TRANSLATOR_OPTIONS.read(options);
+    const model = (options as { model?: unknown }).model;
+    if (model !== undefined && typeof model !== 'string') {
+      throw invalidArgument('kvEventTranslator.model must be a string');
+    }
+    this.#pageSize = o.pageSize;
+    this.#maxBlocks = o.maxBlocks;
+    this.#model = model;
+    this.#scratch = new Uint32Array(2 + o.pageSize);
+  }
+
+  /** Engine blocks remembered now. */
+  get size(): number {
+    return this.#blocks.size;
+  }
+
+  /** The counts so far (a fresh object). */
+  stats(): KvEventTranslatorStats {
+    return {
+      storedBlocks: this.#storedBlocks,
+      removedBlocks: this.#removedBlocks,
+      cleared: this.#cleared,
+      orphans: this.#orphans,
+      unknownRemoved: this.#unknownRemoved,
+      skipped: { ...this.#skipped },
+      evicted: this.#evicted,
+    };
+  }
+
+  /**
+   * Translates a batch's events, in order.
+   *
+   * @returns the events for `applyKvEvents(workerUrl, …)` (possibly empty).
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when the hash function has not loaded
+   *   (`await WorkerRegistry.create()` or `HashRing.create()` first).
+   */
+  translate(events: readonly EngineEvent[]): KvEvent[] {
+    const hasher = loadedHasher();
+    if (hasher === undefined) {
+      throw invalidArgument(
+        'KvEventTranslator: the hash function is still loading; await WorkerRegistry.create() first',
+      );
+    }
+    const out: KvEvent[] = [];
+    for (const event of events) {
+      if (event.type === 'cleared') {
+        this.#blocks.clear();
+        this.#cleared++;
+        out.push({ type: 'cleared' });
+      } else if (event.type === 'removed') {
+        this.#remove(event.hashes, out);
+      } else {
+        this.#store(hasher, event, out);
+      }
+    }
+    return out;
+  }
+
+  /** Forgets every engine block (an engine restart): the caller clears the worker's index. */
+  clear(): void {
+    this.#blocks.clear();
+  }
+
+  #store(
+    hasher: NonNullable<ReturnType<typeof loadedHasher>>,
+    event: Extract<EngineEvent, { type: 'stored' }>,
+    out: KvEvent[],
+  ): void {
+    const skipped = this.#skipped;
+    const page = this.#pageSize;
+    if (
+      (event.groupIdx !== undefined && event.groupIdx !== 0) ||
+      (event.specKind !== undefined && !FULL_ATTENTION.has(event.specKind))
+    ) {
+      skipped.group++;
+      return;
+    }
+    if (event.medium !== undefined && event.medium !== 'GPU') {
+      skipped.medium++;
+      return;
+    }
+    if (event.extraKeys) {
+      skipped.extraKeys++;
+      return;
+    }
+    const blockSize = event.blockSize;
+    if (!(blockSize > 0) || blockSize % page !== 0) {
+      skipped.blockSize++;
+      return;
+    }
+    const count = event.hashes.length;
+    if (event.tokenIds.length !== count * blockSize) {
+      skipped.tokens++;
+      return;
+    }
+    let seedHi = 0;
+    let seedLo = 0;
+    if (event.parent !== undefined) {
+      const parent = this.#blocks.get(event.parent);
+      if (parent === undefined) {
+        this.#orphans++;
+        return;
+      }
+      seedHi = parent.keys[parent.keys.length - 2]!;
+      seedLo = parent.keys[parent.keys.length - 1]!;
+    }
+    const perBlock = blockSize / page;
+    const total = count * perBlock;
+    if (this.#hi.length < total) {
+      this.#hi = new Uint32Array(total);
+      this.#lo = new Uint32Array(total);
+    }
+    const hi = this.#hi;
+    const lo = this.#lo;
+    blockHashHalves(hasher, event.tokenIds, page, total, this.#scratch, hi, lo, seedHi, seedLo);
+    const model = event.loraName ?? this.#model;
+    const hashes: bigint[] = new Array<bigint>(total);
+    for (let b = 0; b < count; b++) {
+      const keys = new Uint32Array(2 * perBlock);
+      for (let j = 0; j < perBlock; j++) {
+        const k = b * perBlock + j;
+        keys[2 * j] = hi[k]!;
+        keys[2 * j + 1] = lo[k]!;
+        hashes[k] = (BigInt(hi[k]!) << 32n) | BigInt(lo[k]!);
+      }
+      const engineHash = event.hashes[b]!;
+      // A block stored again moves to the back of the forgetting order.
+      this.#blocks.delete(engineHash);
+      this.#blocks.set(engineHash, { model, keys });
+    }
+    this.#storedBlocks += count;
+    out.push(model === undefined ? { type: 'stored', hashes } : { type: 'stored', model, hashes });
+    if (this.#blocks.size > this.#maxBlocks) this.#evict(out);
+  }
+
+  #remove(engineHashes: readonly bigint[], out: KvEvent[]): void {
+    const byModel = new Map<string | undefined, bigint[]>();
+    for (const engineHash of engineHashes) {
+      const entry = this.#blocks.get(engineHash);
+      if (entry === undefined) {
+        this.#unknownRemoved++;
+        continue;
+      }
+      this.#blocks.delete(engineHash);
+      this.#removedBlocks++;
+      appendKeys(byModel, entry);
+    }
+    pushRemoved(byModel, out);
+  }
+
+  /** Forgets the oldest blocks down to `maxBlocks`, reporting their keys removed. */
+  #evict(out: KvEvent[]): void {
+    const byModel = new Map<string | undefined, bigint[]>();
+    for (const [engineHash, entry] of this.#blocks) {
+      if (this.#blocks.size <= this.#maxBlocks) break;
+      this.#blocks.delete(engineHash);
+      this.#evicted++;
+      appendKeys(byModel, entry);
+    }
+    pushRemoved(byModel, out);
+  }
+}
+
+function appendKeys(byModel: Map<string | undefined, bigint[]>, entry: BlockEntry): void {
+  let list = byModel.get(entry.model);
+  if (list === undefined) {
+    list = [];
+    byModel.set(entry.model, list);
+  }
+  const keys = entry.keys;
+  for (let i = 0; i < keys.length; i += 2)
+    list.push((BigInt(keys[i]!) << 32n) | BigInt(keys[i + 1]!));
+}
+
+function pushRemoved(byModel: Map<string | undefined, bigint[]>, out: KvEvent[]): void {
+  for (const [model, hashes] of byModel) {
+    out.push(
+      model === undefined ? { type: 'removed', hashes } : { type: 'removed', model, hashes },
+    );
+  }
+}
