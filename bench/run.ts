@@ -26,6 +26,7 @@ const BENCHMARKS = [
   'registry-scan',
   'policy-select',
   'cache-aware',
+  'kv-events',
   'simulator',
   'prometheus-parse',
   'time-to-ready',
