@@ -8,6 +8,7 @@ export default defineConfig([
       index: 'src/index.ts',
       http: 'src/transport/http/index.ts',
       sim: 'src/sim/index.ts',
+      'kv-events': 'src/kv-events/index.ts',
     },
     format: ['esm', 'cjs'],
     // Declarations leave out everything marked `@internal` (test/package/declarations.test.ts).

@@ -24,7 +24,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const REPOSITORY = 'https://github.com/fleetroute/fleetroute';
 // Every entry point the package exports; the programs below import each one.
-const SUBPATHS = ['fleetroute', 'fleetroute/http', 'fleetroute/sim'];
+const SUBPATHS = ['fleetroute', 'fleetroute/http', 'fleetroute/sim', 'fleetroute/kv-events'];
 
 /** Runs a command; throws with its output when it fails. */
 function run(command, args, cwd) {
@@ -67,6 +67,23 @@ const PROGRAM = `
   if (first.load !== 1) throw new Error('lease did not count');
   lease.release({ ok: true, status: 200 });
   if (first.load !== 0) throw new Error('release did not count');
+  for (const name of ['readKvEventFrames', 'decodeKvEventBatch', 'loadMsgpackDecode'])
+    if (typeof kv[name] !== 'function') throw new Error('fleetroute/kv-events: no ' + name);
+  // The optional peer is not installed here: loading it fails with an error that names it.
+  const missing = await kv.loadMsgpackDecode().then(() => 'loaded', (error) => error);
+  if (
+    !(missing instanceof fleetroute.FleetRouteError) ||
+    missing.code !== 'MISSING_DEPENDENCY' ||
+    !missing.message.includes('@msgpack/msgpack')
+  )
+    throw new Error('fleetroute/kv-events: expected MISSING_DEPENDENCY naming @msgpack/msgpack, got ' + missing);
+  // The translator needs no peer; its keys are blockHashes' (loaded by the registry above).
+  const translator = await kv.KvEventTranslator.create({ pageSize: 4 });
+  const [stored] = translator.translate([{ type: 'stored', hashes: [1n], parent: undefined,
+    tokenIds: [1, 2, 3, 4], blockSize: 4, loraName: undefined, medium: undefined,
+    groupIdx: undefined, specKind: undefined, extraKeys: false }]);
+  if (stored.hashes[0] !== fleetroute.blockHashes([1, 2, 3, 4], { pageSize: 4 })[0])
+    throw new Error('fleetroute/kv-events: translated keys differ from blockHashes');
   registry.close();
   console.log('routed to ' + first.url);
 `;
@@ -74,12 +91,14 @@ const PROGRAM = `
 const ESM_PROGRAM = `import * as fleetroute from 'fleetroute';
 import * as http from 'fleetroute/http';
 import * as sim from 'fleetroute/sim';
+import * as kv from 'fleetroute/kv-events';
 ${PROGRAM}`;
 
 const CJS_PROGRAM = `'use strict';
 const fleetroute = require('fleetroute');
 const http = require('fleetroute/http');
 const sim = require('fleetroute/sim');
+const kv = require('fleetroute/kv-events');
 const pkg = require('fleetroute/package.json');
 if (pkg.name !== 'fleetroute') throw new Error('fleetroute/package.json: wrong name');
 async function main() {${PROGRAM}}
@@ -102,6 +121,7 @@ const TS_PROGRAM = `import {
 } from 'fleetroute';
 import { type HttpTransport, httpTransport } from 'fleetroute/http';
 import { type PolicyRun, simulate } from 'fleetroute/sim';
+import { type EngineEventBatch, KvEventTranslator, loadMsgpackDecode } from 'fleetroute/kv-events';
 
 export async function route(request: SelectRequest): Promise<Worker | undefined> {
   const registry: WorkerRegistry = await WorkerRegistry.create({ defaultStatus: 'ready' });
@@ -119,6 +139,12 @@ export function isFleetRouteError(error: unknown): boolean {
 }
 
 export type Simulate = (...args: Parameters<typeof simulate>) => Promise<PolicyRun>;
+
+export async function ingest(batch: EngineEventBatch): Promise<number> {
+  const translator = await KvEventTranslator.create({ pageSize: 16, model: 'm' });
+  const decode = await loadMsgpackDecode().catch(() => undefined);
+  return translator.translate(batch.events).length + (decode === undefined ? 0 : 1);
+}
 `;
 
 const STRICT = { strict: true, skipLibCheck: false, noEmit: true, target: 'es2022', types: [] };

@@ -19,6 +19,8 @@
  * - `NO_WORKER`: no worker was available to serve a request.
  * - `TRANSPORT_FAILED`: a call to a worker failed: network error, timeout, abort, non-2xx status,
  *   or a response that does not follow the protocol.
+ * - `MISSING_DEPENDENCY`: an adapter needs an optional peer dependency that is not installed; the
+ *   message names the package and the command that installs it.
  *
  * @public
  */
@@ -31,7 +33,8 @@ export type FleetRouteErrorCode =
   | 'STALE_REVISION'
   | 'CLOSED'
   | 'NO_WORKER'
-  | 'TRANSPORT_FAILED';
+  | 'TRANSPORT_FAILED'
+  | 'MISSING_DEPENDENCY';
 
 /**
  * The default message of each code, used when a throw site gives none.
@@ -48,6 +51,7 @@ export const ERROR_MESSAGES: Readonly<Record<FleetRouteErrorCode, string>> = Obj
   CLOSED: 'closed',
   NO_WORKER: 'no worker is available',
   TRANSPORT_FAILED: 'a call to a worker failed',
+  MISSING_DEPENDENCY: 'an optional peer dependency is not installed',
 });
 
 const kBrand = Symbol.for('fleetroute.error');

@@ -10,7 +10,7 @@
 import { blockHashHalves } from '../cache/block-hashes.js';
 import type { KvEvent } from '../cache/kv-event-store.js';
 import { invalidArgument } from '../core/errors.js';
-import { loadedHasher } from '../core/hash.js';
+import { loadedHasher, loadHasher } from '../core/hash.js';
 import { integer, OptionTable } from '../core/option-table.js';
 import type { EngineEvent } from './batch-decoder.js';
 
@@ -123,7 +123,23 @@ export class KvEventTranslator {
   #evicted = 0;
   readonly #skipped = { group: 0, medium: 0, extraKeys: 0, blockSize: 0, tokens: 0 };
 
-  /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad option. */
+  /**
+   * A translator whose hash function has loaded: use this rather than the constructor.
+   *
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` (as a rejection) naming a bad option.
+   */
+  static async create(options: KvEventTranslatorOptions = {}): Promise<KvEventTranslator> {
+    const translator = new KvEventTranslator(options);
+    await loadHasher();
+    return translator;
+  }
+
+  /**
+   * Prefer {@link KvEventTranslator.create}: `translate` throws until the hash function has
+   * loaded.
+   *
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad option.
+   */
   constructor(options: KvEventTranslatorOptions = {}) {
     const o = KV_TRANSLATOR_OPTIONS.read(options);
     const model = (options as { model?: unknown }).model;
@@ -159,13 +175,13 @@ export class KvEventTranslator {
    *
    * @returns the events for `applyKvEvents(workerUrl, …)` (possibly empty).
    * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when the hash function has not loaded
-   *   (`await WorkerRegistry.create()` or `HashRing.create()` first).
+   *   (build translators with `await KvEventTranslator.create()`).
    */
   translate(events: readonly EngineEvent[]): KvEvent[] {
     const hasher = loadedHasher();
     if (hasher === undefined) {
       throw invalidArgument(
-        'KvEventTranslator: the hash function is still loading; await WorkerRegistry.create() first',
+        'KvEventTranslator: the hash function is still loading; build it with await KvEventTranslator.create()',
       );
     }
     const out: KvEvent[] = [];

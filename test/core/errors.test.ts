@@ -17,12 +17,14 @@ const ALL_CODES: readonly FleetRouteErrorCode[] = [
   'CLOSED',
   'NO_WORKER',
   'TRANSPORT_FAILED',
+  'MISSING_DEPENDENCY',
 ];
 
 /** Codes thrown outside the registry, covered where they are thrown. */
 const ELSEWHERE: readonly FleetRouteErrorCode[] = [
   'NO_WORKER', // Router.execute: test/router/execute.test.ts
   'TRANSPORT_FAILED', // fleetroute/http models(): test/transport/http
+  'MISSING_DEPENDENCY', // fleetroute/kv-events without @msgpack/msgpack: scripts/check-consumers.mjs
 ];
 
 interface Trigger {

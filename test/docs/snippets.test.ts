@@ -1,7 +1,8 @@
 /**
  * The TypeScript snippets of the docs compile under `strict`, against the package's own types:
  * a snippet a user copies must not need fixing first. Each ```ts block is its own module (top-level
- * await allowed), importing from `fleetroute`, `fleetroute/http` or `fleetroute/sim`.
+ * await allowed), importing from `fleetroute`, `fleetroute/http`, `fleetroute/kv-events` or
+ * `fleetroute/sim`.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,7 @@ const DOCS = [
   'docs/simulator.md',
   'docs/policies.md',
   'docs/quality.md',
+  'docs/kv-events.md',
 ];
 
 interface Snippet {
@@ -62,6 +64,7 @@ const OPTIONS: ts.CompilerOptions = {
     fleetroute: ['src/index.ts'],
     'fleetroute/http': ['src/transport/http/index.ts'],
     'fleetroute/sim': ['src/sim/index.ts'],
+    'fleetroute/kv-events': ['src/kv-events/index.ts'],
   },
 };
 

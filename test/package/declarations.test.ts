@@ -14,7 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import config from '../../tsup.config.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ENTRIES = ['src/index.ts', 'src/transport/http/index.ts', 'src/sim/index.ts'];
+const ENTRIES = [
+  'src/index.ts',
+  'src/transport/http/index.ts',
+  'src/sim/index.ts',
+  'src/kv-events/index.ts',
+];
 
 /** Every `.ts` file under `dir`. */
 function sources(dir: string): string[] {
