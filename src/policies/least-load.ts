@@ -15,6 +15,7 @@ import { kvPenalty, queuedWork, requestTokens, ScanScratch } from './least-load/
 import type { Policy, SelectRequest } from './policy.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { LoadTable, type StoredLoad } from './support/load-table.js';
+import { prefillOrder } from './support/prefill-order.js';
 import type { RandomSource } from './support/random.js';
 import { isWorkerList, pick, Sampler } from './support/sampling.js';
 
@@ -216,11 +217,8 @@ export class LeastLoadPolicy implements Policy {
     if (found < 2) return pair[0]!;
     const a = aligned[pair[0]!];
     const b = aligned[pair[1]!];
-    // Requests awaiting their first token decide first, once first tokens are marked (see
-    // `power_of_two`).
-    const pa = prefill[0]!;
-    const pb = prefill[1]!;
-    if (pa !== pb && (pa < loads[0]! || pb < loads[1]!)) return pb < pa ? pair[1]! : pair[0]!;
+    const order = prefillOrder(prefill[0]!, loads[0]!, prefill[1]!, loads[1]!);
+    if (order !== 0) return order > 0 ? pair[1]! : pair[0]!;
     const first = this.#score(this.#loads.isFresh(a, now) ? a : undefined, loads[0]!, nominal);
     const second = this.#score(this.#loads.isFresh(b, now) ? b : undefined, loads[1]!, nominal);
     return second < first ? pair[1]! : pair[0]!;

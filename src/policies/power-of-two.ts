@@ -10,6 +10,7 @@ import type { Worker } from '../workers/worker.js';
 import type { Policy } from './policy.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { LoadTable, type StoredLoad } from './support/load-table.js';
+import { prefillOrder } from './support/prefill-order.js';
 import type { RandomSource } from './support/random.js';
 import { isWorkerList, pick, readState, Sampler } from './support/sampling.js';
 
@@ -110,11 +111,8 @@ export class PowerOfTwoPolicy implements Policy {
     }
     let second = false;
     if (found === 2) {
-      // Requests awaiting their first token decide first, once first tokens are marked (a
-      // lease never marked counts in both `prefilling` and `load`, so they differ only then).
-      const pa = prefill[0]!;
-      const pb = prefill[1]!;
-      if (pa !== pb && (pa < inFlight[0]! || pb < inFlight[1]!)) second = pb < pa;
+      const order = prefillOrder(prefill[0]!, inFlight[0]!, prefill[1]!, inFlight[1]!);
+      if (order !== 0) second = order > 0;
       else {
         second =
           a !== undefined && b !== undefined

@@ -52,11 +52,6 @@ export class LeaseState {
   /** Whether the request still awaits its first token (counted in the worker's `prefilling`). */
   #prefilling = true;
 
-  /** Whether the first token was marked (or the lease ended first). */
-  get pastFirstToken(): boolean {
-    return !this.#prefilling;
-  }
-
   /**
    * Marks the first token once: the worker's `prefilling` goes down by one.
    * @returns `false` when already marked or the lease has ended.
