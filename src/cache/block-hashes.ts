@@ -61,6 +61,11 @@ export function blockHashHalves(
   return blocks;
 }
 
+/** @internal The unsigned 64-bit hash with these 32-bit halves. */
+export function hashOfHalves(hi: number, lo: number): bigint {
+  return (BigInt(hi) << 32n) | BigInt(lo);
+}
+
 const views = new WeakMap<Uint32Array, DataView>();
 
 function viewOf(scratch: Uint32Array): DataView {
@@ -164,7 +169,7 @@ export function blockHashes(tokens: ArrayLike<number>, options: BlockHashOptions
     Number(seed & 0xffff_ffffn),
   );
   const out: bigint[] = [];
-  for (let b = 0; b < blocks; b++) out.push((BigInt(hi[b]!) << 32n) | BigInt(lo[b]!));
+  for (let b = 0; b < blocks; b++) out.push(hashOfHalves(hi[b]!, lo[b]!));
   return out;
 }
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { blockHashHalves } from '../cache/block-hashes.js';
+import { blockHashHalves, hashOfHalves } from '../cache/block-hashes.js';
 import type { KvEvent } from '../cache/kv-event-store.js';
 import { invalidArgument } from '../core/errors.js';
 import { loadedHasher, loadHasher } from '../core/hash.js';
@@ -264,7 +264,7 @@ export class KvEventTranslator {
         const k = b * perBlock + j;
         keys[2 * j] = hi[k]!;
         keys[2 * j + 1] = lo[k]!;
-        hashes[k] = (BigInt(hi[k]!) << 32n) | BigInt(lo[k]!);
+        hashes[k] = hashOfHalves(hi[k]!, lo[k]!);
       }
       const engineHash = event.hashes[b]!;
       // A block stored again moves to the back of the forgetting order.
@@ -311,8 +311,7 @@ function appendKeys(byModel: Map<string | undefined, bigint[]>, entry: BlockEntr
     byModel.set(entry.model, list);
   }
   const keys = entry.keys;
-  for (let i = 0; i < keys.length; i += 2)
-    list.push((BigInt(keys[i]!) << 32n) | BigInt(keys[i + 1]!));
+  for (let i = 0; i < keys.length; i += 2) list.push(hashOfHalves(keys[i]!, keys[i + 1]!));
 }
 
 function pushRemoved(byModel: Map<string | undefined, bigint[]>, out: KvEvent[]): void {
