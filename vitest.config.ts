@@ -9,6 +9,7 @@ export default defineConfig({
     alias: [
       { find: /^fleetroute\/http$/, replacement: src('transport/http/index.ts') },
       { find: /^fleetroute\/sim$/, replacement: src('sim/index.ts') },
+      { find: /^fleetroute\/kv-events$/, replacement: src('kv-events/index.ts') },
       { find: /^fleetroute$/, replacement: src('index.ts') },
     ],
   },

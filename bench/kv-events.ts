@@ -125,8 +125,45 @@ const endRate = rate((round) => {
   }
   return n;
 });
+// The subscriber's path: index keys straight from the translator into cache_aware, no bigints.
+const keyTranslator = new KvEventTranslator({ model: 'm' });
+const keyPolicy = createPolicy('cache_aware');
+const keySink = (
+  type: 'stored' | 'removed' | 'cleared',
+  model: string | undefined,
+  keys: readonly number[],
+) => {
+  if (type !== 'cleared') keyPolicy.applyKvKeys('http://w0:8000', type, model, keys);
+};
+const ingestRate = rate((round) => {
+  const [s, r] = decodedRounds[round]!;
+  keyTranslator.translateKeys(s!.events, keySink);
+  keyTranslator.translateKeys(r!.events, keySink);
+  return 2;
+});
+const keyEnd = new KvEventTranslator({ model: 'm' });
+const keyEndPolicy = createPolicy('cache_aware');
+const keyEndSink = (
+  type: 'stored' | 'removed' | 'cleared',
+  model: string | undefined,
+  keys: readonly number[],
+) => {
+  if (type !== 'cleared') keyEndPolicy.applyKvKeys('http://w0:8000', type, model, keys);
+};
+const keyEndRate = rate((round) => {
+  let n = 0;
+  for (const message of frames[round]!) {
+    const { payload } = readKvEventFrames(message);
+    const batch = decodeKvEventBatch(payload, msgpack);
+    keyEnd.translateKeys(batch.events, keyEndSink);
+    n += batch.events.length;
+  }
+  return n;
+});
 policy.close();
 endPolicy.close();
+keyPolicy.close();
+keyEndPolicy.close();
 
 const row = (stage: string, blocksPerS: number): string[] => [
   stage,
@@ -145,6 +182,8 @@ emit({
         row('KvEventTranslator.translate (keys: one xxh64 per page)', translateRate),
         row('cache_aware.applyKvEvents', applyRate),
         row('end to end: frames → decode → translate → apply', endRate),
+        row('ingest, the subscriber’s path: decoded batch → keys → index', ingestRate),
+        row('end to end, the subscriber’s path: frames → decode → keys → index', keyEndRate),
       ],
     },
   ],

@@ -67,7 +67,7 @@ const PROGRAM = `
   if (first.load !== 1) throw new Error('lease did not count');
   lease.release({ ok: true, status: 200 });
   if (first.load !== 0) throw new Error('release did not count');
-  for (const name of ['readKvEventFrames', 'decodeKvEventBatch', 'loadMsgpackDecode'])
+  for (const name of ['readKvEventFrames', 'decodeKvEventBatch', 'loadMsgpackDecode', 'kvEventEndpointOfRank', 'defaultKvEventSource'])
     if (typeof kv[name] !== 'function') throw new Error('fleetroute/kv-events: no ' + name);
   // The optional peer is not installed here: loading it fails with an error that names it.
   const missing = await kv.loadMsgpackDecode().then(() => 'loaded', (error) => error);
@@ -77,6 +77,14 @@ const PROGRAM = `
     !missing.message.includes('@msgpack/msgpack')
   )
     throw new Error('fleetroute/kv-events: expected MISSING_DEPENDENCY naming @msgpack/msgpack, got ' + missing);
+  // Subscribing needs zeromq, not installed here either: named the same way.
+  const noZmq = await kv.KvEventSubscriber.open({
+    workerUrl: 'http://127.0.0.1:8001',
+    endpoint: 'tcp://127.0.0.1:5557',
+    target: fleetroute.createPolicy('cache_aware'),
+  }).then(() => 'opened', (error) => error);
+  if (noZmq?.code !== 'MISSING_DEPENDENCY' || !noZmq.message.includes('zeromq'))
+    throw new Error('fleetroute/kv-events: expected MISSING_DEPENDENCY naming zeromq, got ' + noZmq);
   // The translator needs no peer; its keys are blockHashes' (loaded by the registry above).
   const translator = await kv.KvEventTranslator.create({ pageSize: 4 });
   const [stored] = translator.translate([{ type: 'stored', hashes: [1n], parent: undefined,
@@ -121,7 +129,13 @@ const TS_PROGRAM = `import {
 } from 'fleetroute';
 import { type HttpTransport, httpTransport } from 'fleetroute/http';
 import { type PolicyRun, simulate } from 'fleetroute/sim';
-import { type EngineEventBatch, KvEventTranslator, loadMsgpackDecode } from 'fleetroute/kv-events';
+import {
+  type EngineEventBatch,
+  KvEventFeed,
+  type KvEventSubscriberStats,
+  KvEventTranslator,
+  loadMsgpackDecode,
+} from 'fleetroute/kv-events';
 
 export async function route(request: SelectRequest): Promise<Worker | undefined> {
   const registry: WorkerRegistry = await WorkerRegistry.create({ defaultStatus: 'ready' });
@@ -144,6 +158,13 @@ export async function ingest(batch: EngineEventBatch): Promise<number> {
   const translator = await KvEventTranslator.create({ pageSize: 16, model: 'm' });
   const decode = await loadMsgpackDecode().catch(() => undefined);
   return translator.translate(batch.events).length + (decode === undefined ? 0 : 1);
+}
+
+export async function follow(registry: WorkerRegistry): Promise<KvEventSubscriberStats[]> {
+  const feed = await KvEventFeed.start({ registry, target: createPolicy('cache_aware') });
+  const stats = Object.values(feed.stats().workers);
+  await feed.close();
+  return stats;
 }
 `;
 

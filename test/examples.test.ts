@@ -29,6 +29,12 @@ describe('examples', () => {
     expect(out).toMatch(/report: .+fleetroute-example-report\.html/);
   });
 
+  it('kv-events.ts: two replicas route a prompt to the engine that reported caching it', async () => {
+    const out = await example('kv-events.ts');
+    expect(out).toContain('replica 1 routes the cached prompt to http://127.0.0.1:8001');
+    expect(out).toContain('replica 2 routes the cached prompt to http://127.0.0.1:8001');
+  });
+
   it('router.ts', async () => {
     expect(await example('router.ts')).not.toBe('');
   });
@@ -64,15 +70,21 @@ describe('examples', () => {
     expect(out).toContain('8 attempts and 4 retries in all');
   });
 
-  it('every example imports only fleetroute and Node built-ins, so it can be copied out', () => {
+  it('every example imports only fleetroute, its optional peers and Node built-ins, so it can be copied out', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      peerDependencies: Record<string, string>;
+    };
+    const peers = new Set(Object.keys(pkg.peerDependencies));
     for (const name of readdirSync(new URL('../examples', import.meta.url))) {
       const source = readFileSync(new URL(`../examples/${name}`, import.meta.url), 'utf8');
       const specifiers = [...source.matchAll(/^\s*(?:import|export)[^'"]*?from '([^']+)'/gm)].map(
         (m) => m[1]!,
       );
       expect(specifiers.length).toBeGreaterThan(0);
-      for (const specifier of specifiers)
+      for (const specifier of specifiers) {
+        if (peers.has(specifier)) continue;
         expect(`${name}: ${specifier}`).toMatch(/: (node:|fleetroute(\/|$))/);
+      }
     }
   });
 });

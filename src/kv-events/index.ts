@@ -13,9 +13,18 @@ export type {
   KvDecodeLimits,
 } from './batch-decoder.js';
 export { decodeKvEventBatch } from './batch-decoder.js';
+export type { KvEventFeedOptions, KvEventSource } from './feed.js';
+export { defaultKvEventSource, KV_EVENTS_DEFAULT_PORT, KvEventFeed } from './feed.js';
 export type { KvEventMessage } from './frames.js';
 export { KV_EVENT_END_SEQ, readKvEventFrames } from './frames.js';
 export type { MsgpackDecode } from './msgpack.js';
 export { loadMsgpackDecode } from './msgpack.js';
+export type {
+  KvEventSubscriberOptions,
+  KvEventSubscriberState,
+  KvEventSubscriberStats,
+  KvEventTarget,
+} from './subscriber.js';
+export { KvEventSubscriber, kvEventEndpointOfRank } from './subscriber.js';
 export type { KvEventTranslatorOptions, KvEventTranslatorStats } from './translator.js';
 export { KvEventTranslator } from './translator.js';

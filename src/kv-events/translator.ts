@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { blockHashHalves, hashOfHalves } from '../cache/block-hashes.js';
+import { blockHashHalves, blockKey, hashOfHalves } from '../cache/block-hashes.js';
 import type { KvEvent } from '../cache/kv-event-store.js';
 import { invalidArgument } from '../core/errors.js';
 import { loadedHasher, loadHasher } from '../core/hash.js';
@@ -87,6 +87,24 @@ interface BlockEntry {
   /** Halves of its keys: `[hi0, lo0, hi1, lo1, …]`, `blockSize / pageSize` keys. */
   readonly keys: Uint32Array;
 }
+
+/** Where a translation goes: bigint `KvEvent`s, or index keys. */
+interface Emitter {
+  /** `total` keys stored, as halves `hi[k]`, `lo[k]`. */
+  stored(model: string | undefined, hi: Uint32Array, lo: Uint32Array, total: number): void;
+  /** Keys removed, as halves `[hi0, lo0, hi1, lo1, …]`. */
+  removed(model: string | undefined, halves: readonly number[]): void;
+  cleared(): void;
+}
+
+/**
+ * @internal Receives a translation by index keys: `cleared` (every model) comes with no keys.
+ */
+export type KvKeySink = (
+  type: 'stored' | 'removed' | 'cleared',
+  model: string | undefined,
+  keys: readonly number[],
+) => void;
 
 /**
  * Translates one engine's (one data-parallel rank's) KV events into the `KvEvent`s of
@@ -178,25 +196,67 @@ export class KvEventTranslator {
    *   (build translators with `await KvEventTranslator.create()`).
    */
   translate(events: readonly EngineEvent[]): KvEvent[] {
+    const out: KvEvent[] = [];
+    this.#run(events, {
+      stored: (model, hi, lo, total) => {
+        const hashes = new Array<bigint>(total);
+        for (let k = 0; k < total; k++) hashes[k] = hashOfHalves(hi[k]!, lo[k]!);
+        out.push(
+          model === undefined ? { type: 'stored', hashes } : { type: 'stored', model, hashes },
+        );
+      },
+      removed: (model, halves) => {
+        const hashes = new Array<bigint>(halves.length / 2);
+        for (let k = 0; k < hashes.length; k++)
+          hashes[k] = hashOfHalves(halves[2 * k]!, halves[2 * k + 1]!);
+        out.push(
+          model === undefined ? { type: 'removed', hashes } : { type: 'removed', model, hashes },
+        );
+      },
+      cleared: () => out.push({ type: 'cleared' }),
+    });
+    return out;
+  }
+
+  /**
+   * @internal Translates a batch's events, in order, into `sink` calls with the index keys
+   * (`blockKey`) rather than bigint hashes: the subscriber's path into `applyKvKeys`.
+   */
+  translateKeys(events: readonly EngineEvent[], sink: KvKeySink): void {
+    this.#run(events, {
+      stored: (model, hi, lo, total) => {
+        const keys = new Array<number>(total);
+        for (let k = 0; k < total; k++) keys[k] = blockKey(hi[k]!, lo[k]!);
+        sink('stored', model, keys);
+      },
+      removed: (model, halves) => {
+        const keys = new Array<number>(halves.length / 2);
+        for (let k = 0; k < keys.length; k++)
+          keys[k] = blockKey(halves[2 * k]!, halves[2 * k + 1]!);
+        sink('removed', model, keys);
+      },
+      cleared: () => sink('cleared', undefined, []),
+    });
+  }
+
+  #run(events: readonly EngineEvent[], out: Emitter): void {
     const hasher = loadedHasher();
     if (hasher === undefined) {
       throw invalidArgument(
         'KvEventTranslator: the hash function is still loading; build it with await KvEventTranslator.create()',
       );
     }
-    const out: KvEvent[] = [];
     for (const event of events) {
       if (event.type === 'cleared') {
         this.#blocks.clear();
         this.#cleared++;
-        out.push({ type: 'cleared' });
+        out.cleared();
       } else if (event.type === 'removed') {
         this.#remove(event.hashes, out);
       } else {
         this.#store(hasher, event, out);
       }
     }
-    return out;
   }
 
   /** Forgets every engine block (an engine restart): the caller clears the worker's index. */
@@ -207,7 +267,7 @@ export class KvEventTranslator {
   #store(
     hasher: NonNullable<ReturnType<typeof loadedHasher>>,
     event: Extract<EngineEvent, { type: 'stored' }>,
-    out: KvEvent[],
+    out: Emitter,
   ): void {
     const skipped = this.#skipped;
     const page = this.#pageSize;
@@ -257,14 +317,12 @@ export class KvEventTranslator {
     const lo = this.#lo;
     blockHashHalves(hasher, event.tokenIds, page, total, this.#scratch, hi, lo, seedHi, seedLo);
     const model = event.loraName ?? this.#model;
-    const hashes: bigint[] = new Array<bigint>(total);
     for (let b = 0; b < count; b++) {
       const keys = new Uint32Array(2 * perBlock);
       for (let j = 0; j < perBlock; j++) {
         const k = b * perBlock + j;
         keys[2 * j] = hi[k]!;
         keys[2 * j + 1] = lo[k]!;
-        hashes[k] = hashOfHalves(hi[k]!, lo[k]!);
       }
       const engineHash = event.hashes[b]!;
       // A block stored again moves to the back of the forgetting order.
@@ -272,12 +330,12 @@ export class KvEventTranslator {
       this.#blocks.set(engineHash, { model, keys });
     }
     this.#storedBlocks += count;
-    out.push(model === undefined ? { type: 'stored', hashes } : { type: 'stored', model, hashes });
+    out.stored(model, hi, lo, total);
     if (this.#blocks.size > this.#maxBlocks) this.#evict(out);
   }
 
-  #remove(engineHashes: readonly bigint[], out: KvEvent[]): void {
-    const byModel = new Map<string | undefined, bigint[]>();
+  #remove(engineHashes: readonly bigint[], out: Emitter): void {
+    const byModel = new Map<string | undefined, number[]>();
     for (const engineHash of engineHashes) {
       const entry = this.#blocks.get(engineHash);
       if (entry === undefined) {
@@ -292,8 +350,8 @@ export class KvEventTranslator {
   }
 
   /** Forgets the oldest blocks down to `maxBlocks`, reporting their keys removed. */
-  #evict(out: KvEvent[]): void {
-    const byModel = new Map<string | undefined, bigint[]>();
+  #evict(out: Emitter): void {
+    const byModel = new Map<string | undefined, number[]>();
     for (const [engineHash, entry] of this.#blocks) {
       if (this.#blocks.size <= this.#maxBlocks) break;
       this.#blocks.delete(engineHash);
@@ -304,20 +362,16 @@ export class KvEventTranslator {
   }
 }
 
-function appendKeys(byModel: Map<string | undefined, bigint[]>, entry: BlockEntry): void {
+function appendKeys(byModel: Map<string | undefined, number[]>, entry: BlockEntry): void {
   let list = byModel.get(entry.model);
   if (list === undefined) {
     list = [];
     byModel.set(entry.model, list);
   }
   const keys = entry.keys;
-  for (let i = 0; i < keys.length; i += 2) list.push(hashOfHalves(keys[i]!, keys[i + 1]!));
+  for (let i = 0; i < keys.length; i++) list.push(keys[i]!);
 }
 
-function pushRemoved(byModel: Map<string | undefined, bigint[]>, out: KvEvent[]): void {
-  for (const [model, hashes] of byModel) {
-    out.push(
-      model === undefined ? { type: 'removed', hashes } : { type: 'removed', model, hashes },
-    );
-  }
+function pushRemoved(byModel: Map<string | undefined, number[]>, out: Emitter): void {
+  for (const [model, halves] of byModel) out.removed(model, halves);
 }

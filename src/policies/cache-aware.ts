@@ -367,6 +367,25 @@ export class CacheAwarePolicy implements Policy {
     }
   }
 
+  /**
+   * @internal Blocks stored or removed by their index keys (`blockKey(hi, lo)`, the 53-bit numbers
+   * `applyKvEvents` derives from each hash), for callers that hold the halves already: the
+   * KV-event feed and the simulator. No validation beyond the URL: keys come from our own code.
+   */
+  applyKvKeys(
+    workerUrl: string,
+    type: 'stored' | 'removed',
+    model: string | undefined,
+    keys: readonly number[],
+  ): void {
+    if (keys.length === 0) return;
+    const cache = this.#caches.entryOf(model ?? '');
+    cache.events ??= new KvBlockIndex();
+    if (type === 'stored') cache.events.store(workerUrl, keys);
+    else cache.events.remove(workerUrl, keys);
+    this.#caches.settle(cache);
+  }
+
   /** Load reports, read by the KV-usage triggers when they are on. */
   updateLoads(reports: ReadonlyMap<string, LoadReport>): void {
     this.#loads.update(reports);
