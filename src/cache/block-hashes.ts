@@ -3,6 +3,8 @@
  *
  * @module
  */
+
+import { BLOCKS_PER_CALL, blockHasher } from '../core/block-hasher.js';
 import { invalidArgument } from '../core/errors.js';
 import { type Hasher, loadedHasher } from '../core/hash.js';
 import { readInteger, readObject } from '../core/options.js';
@@ -28,53 +30,101 @@ const DEFAULT_PAGE_SIZE = 16;
  * (halves of each 64-bit hash), at most `limit` blocks. @returns the number of blocks.
  */
 export function blockHashHalves(
-  hasher: Hasher,
+  _hasher: Hasher,
   tokens: ArrayLike<number>,
   pageSize: number,
   limit: number,
-  scratch: Uint32Array,
+  _scratch: Uint32Array,
   hiOut: Uint32Array,
   loOut: Uint32Array,
   seedHi = 0,
   seedLo = 0,
 ): number {
   const blocks = Math.min(Math.floor(tokens.length / pageSize), limit);
-  const bytes = new Uint8Array(scratch.buffer, 0, 8 + 4 * pageSize);
-  const view = viewOf(scratch);
+  const wasm = blockHasher();
   let hi = seedHi;
   let lo = seedLo;
-  for (let b = 0; b < blocks; b++) {
-    // Little-endian on every host: the scheme is the same on every machine.
-    view.setUint32(0, lo, true);
-    view.setUint32(4, hi, true);
-    const base = b * pageSize;
-    for (let i = 0; i < pageSize; i++) {
-      const t = tokens[base + i];
-      view.setUint32(8 + 4 * i, typeof t === 'number' && t >>> 0 === t ? t : 0, true);
+  for (let from = 0; from < blocks; from += BLOCKS_PER_CALL) {
+    const count = Math.min(BLOCKS_PER_CALL, blocks - from);
+    wasm.hash(tokens, pageSize, from, count, hi, lo);
+    for (let k = 0; k < count; k++) {
+      hiOut[from + k] = wasm.hi(k);
+      loOut[from + k] = wasm.lo(k);
     }
-    hasher.hashBytes(bytes);
-    hi = hasher.hi;
-    lo = hasher.lo;
-    hiOut[b] = hi;
-    loOut[b] = lo;
+    hi = hiOut[from + count - 1]!;
+    lo = loOut[from + count - 1]!;
   }
   return blocks;
+}
+
+/**
+ * @internal The keys (`blockKey`) of a token sequence's blocks, hashed a few at a time as they
+ * are asked for — 4 blocks first, then twice as many each time, up to 64 per call — so a scan
+ * that stops at the first block nobody holds hashes little further. Reused across calls:
+ * {@link BlockKeyCursor.reset} starts a sequence; nothing is allocated per call.
+ */
+export class BlockKeyCursor {
+  readonly #pageSize: number;
+  readonly #keys = new Float64Array(BLOCKS_PER_CALL);
+  #tokens: ArrayLike<number> = [];
+  #limit = 0;
+  /** Blocks hashed so far, and the next block to hand out. */
+  #hashed = 0;
+  #next = 0;
+  /** Keys of blocks `#hashed − #batch … #hashed − 1` are in `#keys`. */
+  #batch = 0;
+  #hi = 0;
+  #lo = 0;
+
+  constructor(pageSize: number) {
+    this.#pageSize = pageSize;
+  }
+
+  /** Starts the blocks of `tokens`: at most `limit` full pages. */
+  reset(tokens: ArrayLike<number>, limit: number): void {
+    this.#tokens = tokens;
+    this.#limit = Math.min(Math.floor(tokens.length / this.#pageSize), limit);
+    this.#hashed = 0;
+    this.#next = 0;
+    this.#batch = 0;
+    this.#hi = 0;
+    this.#lo = 0;
+  }
+
+  /** Blocks the sequence has. */
+  get length(): number {
+    return this.#limit;
+  }
+
+  /** The key of the next block (blocks come in order), or -1 past the last. */
+  next(): number {
+    const b = this.#next;
+    if (b >= this.#limit) return -1;
+    if (b === this.#hashed) this.#hashMore();
+    this.#next = b + 1;
+    return this.#keys[b - (this.#hashed - this.#batch)]!;
+  }
+
+  #hashMore(): void {
+    const from = this.#hashed;
+    const count = Math.min(
+      this.#batch === 0 ? 4 : Math.min(2 * this.#batch, BLOCKS_PER_CALL),
+      this.#limit - from,
+    );
+    const wasm = blockHasher();
+    wasm.hash(this.#tokens, this.#pageSize, from, count, this.#hi, this.#lo);
+    const keys = this.#keys;
+    for (let k = 0; k < count; k++) keys[k] = blockKey(wasm.hi(k), wasm.lo(k));
+    this.#hi = wasm.hi(count - 1);
+    this.#lo = wasm.lo(count - 1);
+    this.#hashed = from + count;
+    this.#batch = count;
+  }
 }
 
 /** @internal The unsigned 64-bit hash with these 32-bit halves. */
 export function hashOfHalves(hi: number, lo: number): bigint {
   return (BigInt(hi) << 32n) | BigInt(lo);
-}
-
-const views = new WeakMap<Uint32Array, DataView>();
-
-function viewOf(scratch: Uint32Array): DataView {
-  let view = views.get(scratch);
-  if (view === undefined) {
-    view = new DataView(scratch.buffer, scratch.byteOffset, scratch.byteLength);
-    views.set(scratch, view);
-  }
-  return view;
 }
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { blockHashHalves } from '../cache/block-hashes.js';
+import { BlockKeyCursor } from '../cache/block-hashes.js';
 import { KvBlockIndex, type KvEvent, readKvEvent } from '../cache/kv-event-store.js';
 import type { RadixTree } from '../cache/radix-tree.js';
 import { loadedHasher } from '../core/hash.js';
@@ -236,9 +236,7 @@ export class CacheAwarePolicy implements Policy {
   #passed = false;
   #available = false;
   #closed = false;
-  #blockHi = new Uint32Array(64);
-  #blockLo = new Uint32Array(64);
-  readonly #blockScratch: Uint32Array;
+  readonly #blockKeys: BlockKeyCursor;
   /** `missPlacement: 'ring'`: places misses. */
   readonly #placement: PrefixHashPolicy | undefined;
 
@@ -259,7 +257,7 @@ export class CacheAwarePolicy implements Policy {
     const ceiling = o.kvUsageCeiling ?? Number.NaN;
     this.#loads = new LoadTable(clock, o.staleAfterMs);
     this.#scan = new CandidateScan(spread, ceiling);
-    this.#blockScratch = new Uint32Array(2 + this.#pageSize);
+    this.#blockKeys = new BlockKeyCursor(this.#pageSize);
     this.#caches = new ModelCaches(maxTreeSize, maxTotalSize, this.#pageSize);
     this.#placement = o.missPlacement === 'ring' ? prefixHashPlacement() : undefined;
   }
@@ -295,10 +293,15 @@ export class CacheAwarePolicy implements Policy {
 
     const events = cache?.events;
     if (events !== undefined && !events.empty && tokens !== undefined) {
-      if (!this.#pass(workers)) return undefined;
       const best = this.#bestOverlap(workers, events, tokens);
       if (best >= 0) return this.#count(workers, best, OVERLAP);
-      const miss = this.#missIndex(workers, req);
+      // Holders were read (all unavailable): the pass skips them; the ring walk would not.
+      const miss =
+        best === -2
+          ? this.#pass(workers)
+            ? this.#scan.leastLoaded
+            : -1
+          : this.#missIndex(workers, req);
       return miss < 0 ? undefined : this.#count(workers, miss, MISS);
     }
     if (key === undefined) {
@@ -548,24 +551,9 @@ export class CacheAwarePolicy implements Policy {
   ): number {
     const hasher = loadedHasher();
     if (hasher === undefined) return -1;
-    const limit = Math.min(Math.floor(tokens.length / this.#pageSize), this.#maxEventBlocks);
-    if (limit === 0) return -1;
-    if (this.#blockHi.length < limit) {
-      this.#blockHi = new Uint32Array(limit);
-      this.#blockLo = new Uint32Array(limit);
-    }
-    const hi = this.#blockHi;
-    const lo = this.#blockLo;
-    const blocks = blockHashHalves(
-      hasher,
-      tokens,
-      this.#pageSize,
-      limit,
-      this.#blockScratch,
-      hi,
-      lo,
-    );
-    return this.#scan.bestHolders(workers, blocks, events, hi, lo);
+    const keys = this.#blockKeys;
+    keys.reset(tokens, this.#maxEventBlocks);
+    return this.#scan.bestHolders(workers, keys, events);
   }
 }
 

@@ -10,6 +10,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { OptionTable } from '../../src/core/option-table.js';
 import { KV_DECODE_LIMITS } from '../../src/kv-events/batch-decoder.js';
+import { KV_SUBSCRIBER_OPTIONS } from '../../src/kv-events/subscriber.js';
 import { KV_TRANSLATOR_OPTIONS } from '../../src/kv-events/translator.js';
 import { policyOptionTables } from '../../src/policies/create-policy.js';
 import { COMMON_OPTIONS } from '../../src/policies/support/config.js';
@@ -56,6 +57,7 @@ const TABLES = [
   PROMETHEUS_PARSE_OPTIONS,
   KV_DECODE_LIMITS,
   KV_TRANSLATOR_OPTIONS,
+  KV_SUBSCRIBER_OPTIONS,
   FLEET_OPTIONS,
   SIMULATION_OPTIONS,
   COMPARE_OPTIONS,

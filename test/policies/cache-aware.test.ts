@@ -398,8 +398,22 @@ describe('cache_aware: event-driven mode', () => {
     for (const lease of leases) lease.release();
   });
 
-  it('no overlap goes to the least-loaded worker', async () => {
+  it('no overlap goes to the prompt’s owner on the ring, as a miss in tree mode does', async () => {
     const { workers, policy } = await eventFleet();
+    const ring = createPolicy('prefix_hash');
+    policy.applyKvEvents(workers[3]!.url, [
+      { type: 'stored', model: 'm', hashes: blockHashes(prompt.map((t) => t * 2)) },
+    ]);
+
+    const owner = ring.select(workers, { model: 'm', tokens: prompt });
+    expect(owner).not.toBe(workers[0]); // what the least-loaded rule would pick (all idle)
+    expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(owner);
+    expect(policy.stats().reasons.cache_miss).toBe(1);
+  });
+
+  it('with missPlacement least_load, no overlap goes to the least-loaded worker', async () => {
+    const { workers } = await eventFleet();
+    const policy = createPolicy('cache_aware', { missPlacement: 'least_load' });
     policy.applyKvEvents(workers[3]!.url, [
       { type: 'stored', model: 'm', hashes: blockHashes(prompt.map((t) => t * 2)) },
     ]);

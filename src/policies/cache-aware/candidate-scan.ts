@@ -7,7 +7,7 @@
  * @module
  * @internal
  */
-import { blockKey } from '../../cache/block-hashes.js';
+import type { BlockKeyCursor } from '../../cache/block-hashes.js';
 import type { KvBlockIndex } from '../../cache/kv-event-store.js';
 import { IdentityMemo } from '../../core/identity-memo.js';
 import { type CandidateView, viewOf } from '../../workers/candidate-view.js';
@@ -164,30 +164,31 @@ export class CandidateScan {
   }
 
   /**
-   * After `run`: the available candidate holding the most consecutive prefix blocks (hashes
-   * `hi`/`lo`, `blocks` of them), ties to the lower load, then fewer blocks held, then position;
-   * -1 when no available candidate holds the first block.
+   * After `run`: the available candidate holding the most consecutive prefix blocks (`keys`,
+   * hashed only as far as two candidates still tie), ties to the lower load, then fewer blocks
+   * held, then position; -1 when no candidate holds the first block, -2 when only unavailable
+   * ones do (they were read). Reads only the holders of the first block, each once.
    */
-  bestHolders(
-    workers: readonly Worker[],
-    blocks: number,
-    events: KvBlockIndex,
-    hi: Uint32Array,
-    lo: Uint32Array,
-  ): number {
-    if (blocks === 0) return -1;
-    const first = events.holders(blockKey(hi[0]!, lo[0]!));
+  bestHolders(workers: readonly Worker[], keys: BlockKeyCursor, events: KvBlockIndex): number {
+    const key0 = keys.next();
+    if (key0 < 0) return -1;
+    const first = events.holders(key0);
     if (first === undefined) return -1;
     const view = this.viewOf(workers);
-    const available = this.#available;
     const active = this.#active;
     let count = 0;
+    let read = false;
     for (const url of first) {
       const i = view.indexOf(url);
-      if (i >= 0 && available[i] === 1) active[count++] = i;
+      if (i < 0) continue;
+      read = true;
+      if (this.#read(workers, i)) active[count++] = i;
     }
-    for (let b = 1; b < blocks && count > 1; b++) {
-      const holders = events.holders(blockKey(hi[b]!, lo[b]!));
+    if (count === 0) return read ? -2 : -1;
+    while (count > 1) {
+      const key = keys.next();
+      if (key < 0) break;
+      const holders = events.holders(key);
       if (holders === undefined) break;
       let kept = 0;
       for (let j = 0; j < count; j++) {
