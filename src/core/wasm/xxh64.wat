@@ -15,20 +15,7 @@
 (module
   (memory (export "memory") 1)
 
-  (func $round (param $acc i64) (param $input i64) (result i64)
-    (i64.mul
-      (i64.rotl
-        (i64.add (local.get $acc) (i64.mul (local.get $input) (i64.const 0xC2B2AE3D27D4EB4F)))
-        (i64.const 31))
-      (i64.const 0x9E3779B185EBCA87)))
-
-  (func $merge (param $h i64) (param $v i64) (result i64)
-    (i64.add
-      (i64.mul
-        (i64.xor (local.get $h) (call $round (i64.const 0) (local.get $v)))
-        (i64.const 0x9E3779B185EBCA87))
-      (i64.const 0x85EBCA77C2B2AE63)))
-
+;; The rounds and merges of xxh64 are written out inline: calls inside a hot loop cost.
   (func $hash (param $ptr i32) (param $len i32) (param $seed i64) (result i64)
     (local $end i32) (local $limit i32) (local $h i64)
     (local $v1 i64) (local $v2 i64) (local $v3 i64) (local $v4 i64)
@@ -51,10 +38,10 @@
           (i64.add
             (i64.add (i64.rotl (local.get $v1) (i64.const 1)) (i64.rotl (local.get $v2) (i64.const 7)))
             (i64.add (i64.rotl (local.get $v3) (i64.const 12)) (i64.rotl (local.get $v4) (i64.const 18)))))
-        (local.set $h (call $merge (local.get $h) (local.get $v1)))
-        (local.set $h (call $merge (local.get $h) (local.get $v2)))
-        (local.set $h (call $merge (local.get $h) (local.get $v3)))
-        (local.set $h (call $merge (local.get $h) (local.get $v4))))
+        (local.set $h (i64.add (i64.mul (i64.xor (local.get $h) (i64.mul (i64.rotl (i64.add (i64.const 0) (i64.mul (local.get $v1) (i64.const 0xC2B2AE3D27D4EB4F))) (i64.const 31)) (i64.const 0x9E3779B185EBCA87))) (i64.const 0x9E3779B185EBCA87)) (i64.const 0x85EBCA77C2B2AE63)))
+        (local.set $h (i64.add (i64.mul (i64.xor (local.get $h) (i64.mul (i64.rotl (i64.add (i64.const 0) (i64.mul (local.get $v2) (i64.const 0xC2B2AE3D27D4EB4F))) (i64.const 31)) (i64.const 0x9E3779B185EBCA87))) (i64.const 0x9E3779B185EBCA87)) (i64.const 0x85EBCA77C2B2AE63)))
+        (local.set $h (i64.add (i64.mul (i64.xor (local.get $h) (i64.mul (i64.rotl (i64.add (i64.const 0) (i64.mul (local.get $v3) (i64.const 0xC2B2AE3D27D4EB4F))) (i64.const 31)) (i64.const 0x9E3779B185EBCA87))) (i64.const 0x9E3779B185EBCA87)) (i64.const 0x85EBCA77C2B2AE63)))
+        (local.set $h (i64.add (i64.mul (i64.xor (local.get $h) (i64.mul (i64.rotl (i64.add (i64.const 0) (i64.mul (local.get $v4) (i64.const 0xC2B2AE3D27D4EB4F))) (i64.const 31)) (i64.const 0x9E3779B185EBCA87))) (i64.const 0x9E3779B185EBCA87)) (i64.const 0x85EBCA77C2B2AE63))))
       (else
         (local.set $h (i64.add (local.get $seed) (i64.const 0x27D4EB2F165667C5)))))
     (local.set $h (i64.add (local.get $h) (i64.extend_i32_u (local.get $len))))
@@ -65,7 +52,7 @@
           (i64.add
             (i64.mul
               (i64.rotl
-                (i64.xor (local.get $h) (call $round (i64.const 0) (i64.load (local.get $ptr))))
+                (i64.xor (local.get $h) (i64.mul (i64.rotl (i64.add (i64.const 0) (i64.mul (i64.load (local.get $ptr)) (i64.const 0xC2B2AE3D27D4EB4F))) (i64.const 31)) (i64.const 0x9E3779B185EBCA87)))
                 (i64.const 27))
               (i64.const 0x9E3779B185EBCA87))
             (i64.const 0x85EBCA77C2B2AE63)))
