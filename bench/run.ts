@@ -27,6 +27,7 @@ const BENCHMARKS = [
   'policy-select',
   'cache-aware',
   'kv-events',
+  'event-select',
   'simulator',
   'prometheus-parse',
   'time-to-ready',
