@@ -82,6 +82,10 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
     loadPollIntervalMs: command.loadPollIntervalMs,
     firstTokens: command.firstTokens,
     threads: command.threads,
+    kvEvents: command.kvEvents,
+    kvEventDelayMs: command.kvEventDelayMs,
+    kvEventLoss: command.kvEventLoss,
+    engineRestarts: command.engineRestarts,
     ...(progress === undefined
       ? {}
       : { onProgress: (policy, done, total) => progress.update(policy, done, total) }),

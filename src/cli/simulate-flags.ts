@@ -321,6 +321,31 @@ export const SIMULATE_FLAGS = {
     'Routing',
     'leases never mark first tokens (a caller that does not stream): policies see every request in flight as prefilling',
   ),
+  'kv-events': toggle(
+    'Routing',
+    "also run cache_aware fed by the engines' KV events (cache_aware+events), and with --routers > 1 both at 1 router too",
+  ),
+  'kv-event-delay-ms': flag({
+    section: 'Routing',
+    value: '<ms>',
+    help: 'with --kv-events: delay from an engine step to its events reaching every router',
+    fallback: SIMULATION_DEFAULTS.kvEventDelayMs,
+    read: decimalOf(SIMULATION_OPTIONS.specs.kvEventDelayMs),
+  }),
+  'kv-event-loss': flag({
+    section: 'Routing',
+    value: '<p>',
+    help: "with --kv-events: share of event batches lost (the router then forgets that worker's blocks)",
+    fallback: SIMULATION_DEFAULTS.kvEventLoss,
+    read: decimalOf(SIMULATION_OPTIONS.specs.kvEventLoss),
+  }),
+  'engine-restarts': flag({
+    section: 'Routing',
+    value: '<n>',
+    help: 'engine restarts spread over each run, worker by worker, each emptying its cache',
+    fallback: SIMULATION_DEFAULTS.engineRestarts,
+    read: integerOf(SIMULATION_OPTIONS.specs.engineRestarts),
+  }),
   arrival: flag<ArrivalName>({
     section: 'Arrivals',
     value: '<kind>',

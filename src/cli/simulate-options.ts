@@ -49,6 +49,11 @@ export interface SimulateCommand {
   readonly loadPollIntervalMs: number;
   /** Whether engines mark first tokens on the leases (`--no-first-tokens`: not). */
   readonly firstTokens: boolean;
+  /** `--kv-events`: compare `cache_aware` with and without the engines' KV events. */
+  readonly kvEvents: boolean;
+  readonly kvEventDelayMs: number;
+  readonly kvEventLoss: number;
+  readonly engineRestarts: number;
   /** Where the HTML report goes; `undefined` with `--no-report`. */
   readonly out: string | undefined;
   readonly json: string | undefined;
@@ -67,7 +72,8 @@ type SimulateFlags = ParsedFlags<typeof SIMULATE_FLAGS>;
 
 /**
  * @internal Parses `fleetroute simulate` arguments. Mistakes are reported in a fixed order:
- * the workload's flags, the fleet's, the policies, the arrivals', then the output's.
+ * the workload's flags, the fleet's, the policies, the arrivals', the output's, then the KV
+ * events'.
  * @throws {@link UsageError} with a one-line message for any mistake.
  */
 export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
@@ -87,6 +93,13 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
   const policies = flags.value('policies');
   const { arrivals, load } = readArrivals(flags, workload.kind);
   const out = readOut(flags);
+  const kvEvents = flags.value('kv-events');
+  for (const flag of ['kv-event-delay-ms', 'kv-event-loss'] as const) {
+    if (flags.given(flag) && !kvEvents) throw new UsageError(`--${flag} needs --kv-events`);
+  }
+  if (kvEvents && !policies.includes('cache_aware')) {
+    throw new UsageError('--kv-events compares cache_aware: add it to --policies');
+  }
   return {
     help,
     workload,
@@ -99,6 +112,10 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     seed,
     loadPollIntervalMs: flags.value('poll-ms'),
     firstTokens: !flags.value('no-first-tokens'),
+    kvEvents,
+    kvEventDelayMs: flags.value('kv-event-delay-ms'),
+    kvEventLoss: flags.value('kv-event-loss'),
+    engineRestarts: flags.value('engine-restarts'),
     out,
     json: flags.value('json'),
     quiet: flags.value('quiet'),

@@ -45,6 +45,7 @@ export interface KvEventFeedOptions
     | 'reconnectMaxIntervalMs'
     | 'replayTimeoutMs'
     | 'maxReplayBatches'
+    | 'highWaterMark'
     | 'warmup'
     | 'limits'
     | 'clock'
@@ -340,6 +341,7 @@ const PASSED = [
   'reconnectMaxIntervalMs',
   'replayTimeoutMs',
   'maxReplayBatches',
+  'highWaterMark',
   'warmup',
   'limits',
   'clock',

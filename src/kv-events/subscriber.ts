@@ -68,6 +68,11 @@ export interface KvEventSubscriberOptions {
   /** Most batches one replay may return (an engine buffers 10,000 by default). @defaultValue 100000 */
   readonly maxReplayBatches?: number;
   /**
+   * Messages the socket queues before ZMQ drops newer ones (libzmq's receive high-water mark; 0:
+   * no limit). A drop is a gap: filled by a replay, or cleared. @defaultValue 10000
+   */
+  readonly highWaterMark?: number;
+  /**
    * When the first batch received is not the engine's first (seq 0), ask the replay socket for
    * everything it still buffers, so a router that starts late learns what the engine holds.
    * @defaultValue true
@@ -92,6 +97,7 @@ export const KV_SUBSCRIBER_OPTIONS = new OptionTable(
     reconnectMaxIntervalMs: duration(5_000, 0),
     replayTimeoutMs: duration(2_000),
     maxReplayBatches: integer(100_000, 1, 10_000_000),
+    highWaterMark: integer(10_000, 0, 10_000_000),
     warmup: boolean(true),
   },
   // Read apart: required strings and objects, the translator's options, the decode limits.
@@ -129,8 +135,15 @@ export interface KvEventSubscriberStats {
   readonly replayFailures: number;
   /** Times the sequence went backwards: the engine restarted. */
   readonly restarts: number;
-  /** Times the worker's blocks were cleared for a gap, a restart or a lost batch. */
+  /**
+   * Times the worker's blocks were cleared: for a gap, a restart, a lost batch, a lost
+   * connection or a target that threw.
+   */
   readonly clears: number;
+  /** Times the connection to the publisher was lost (each clears the worker's blocks). */
+  readonly disconnects: number;
+  /** Times the target threw while events were applied (counted, never thrown). */
+  readonly targetErrors: number;
   /** The last sequence number applied (undefined: none yet). */
   readonly lastSeq: bigint | undefined;
   /** When the last batch was applied, on `clock` (undefined: none yet). */
@@ -196,7 +209,12 @@ function readEndpoint(field: string, value: unknown): string {
  * - a sequence that goes backwards is an engine restart: the worker's blocks are cleared;
  * - a message that cannot be read is counted and dropped, never thrown; one whose batch alone is
  *   unreadable is a lost batch (cleared);
- * - a publisher that is not there yet, or goes away, is reconnected to with backoff.
+ * - a lost connection clears the worker's blocks (the engine may have died, or restarted: what
+ *   follows cannot be told apart from what the old connection still had queued), and a fresh
+ *   socket takes over; a publisher that is not there yet, or went away, is reconnected to with
+ *   backoff;
+ * - a target that throws is counted (`targetErrors`) and the worker cleared; the subscriber goes
+ *   on.
  *
  * Build one with {@link KvEventSubscriber.open}; {@link KvEventSubscriber.close} leaves no socket
  * or timer. Cost per batch: the decode, one xxh64 per `pageSize` tokens stored, O(1) per block.
@@ -227,7 +245,11 @@ export class KvEventSubscriber {
   readonly #translator: KvEventTranslator;
   /** The key path into `applyKvKeys`, when the target has one. */
   readonly #sink: KvKeySink | undefined;
-  readonly #socket: ZmqSubscriber;
+  #socket: ZmqSubscriber;
+  /** +1 on each new live socket: work started on an older one's message is abandoned. */
+  #generation = 0;
+  /** The last sequence number received live on the current socket. */
+  #lastLive: bigint | undefined;
   #dealer: ZmqDealer | undefined;
   #state: KvEventSubscriberState = 'connecting';
   #closed = false;
@@ -243,6 +265,8 @@ export class KvEventSubscriber {
   #replayFailures = 0;
   #restarts = 0;
   #clears = 0;
+  #disconnects = 0;
+  #targetErrors = 0;
   #lastBatchAt: number | undefined;
 
   /**
@@ -319,25 +343,9 @@ export class KvEventSubscriber {
     this.#decode = decode;
     this.#translator = translator;
     this.#sink = this.#makeSink();
-    const socket = new zmq.Subscriber({
-      linger: 0,
-      reconnectInterval: o.reconnectIntervalMs,
-      reconnectMaxInterval: o.reconnectMaxIntervalMs,
-      // A bigger frame is an error of the peer: libzmq drops its connection and reconnects.
-      maxMessageSize: this.#limits.maxPayloadBytes + 1_024,
-    });
-    this.#socket = socket;
-    socket.events.on('connect', () => {
-      if (!this.#closed) this.#state = 'connected';
-    });
-    socket.events.on('disconnect', () => {
-      if (!this.#closed) this.#state = 'disconnected';
-    });
     try {
-      socket.connect(this.#endpoint);
-      socket.subscribe(o.topic);
+      this.#socket = this.#openSocket();
     } catch (cause) {
-      socket.close();
       throw new FleetRouteError(
         'INVALID_ARGUMENT',
         `kvEventSubscriber could not connect to ${this.#endpoint}`,
@@ -369,6 +377,8 @@ export class KvEventSubscriber {
       replayFailures: this.#replayFailures,
       restarts: this.#restarts,
       clears: this.#clears,
+      disconnects: this.#disconnects,
+      targetErrors: this.#targetErrors,
       lastSeq: this.#last,
       lastBatchAt: this.#lastBatchAt,
       translator: this.#translator.stats(),
@@ -377,8 +387,8 @@ export class KvEventSubscriber {
 
   /**
    * Stops following: closes the sockets (pending messages are dropped) and waits for the
-   * receive loop to end. The worker's blocks are left in the target (the registry's removal of
-   * the worker clears them). Idempotent.
+   * receive loop to end. The worker's blocks are left in the target (a `KvEventFeed` clears
+   * them when the registry removes the worker). Idempotent.
    */
   async close(): Promise<void> {
     if (!this.#closed) {
@@ -389,6 +399,59 @@ export class KvEventSubscriber {
       this.#dealer = undefined;
     }
     await this.#loop;
+  }
+
+  /** A SUB socket connected to the publisher, reporting its connection to this subscriber. */
+  #openSocket(): ZmqSubscriber {
+    const o = this.#o;
+    const socket = new this.#zmq.Subscriber({
+      linger: 0,
+      reconnectInterval: o.reconnectIntervalMs,
+      reconnectMaxInterval: o.reconnectMaxIntervalMs,
+      receiveHighWaterMark: o.highWaterMark,
+      // A bigger frame is an error of the peer: libzmq drops its connection and reconnects.
+      maxMessageSize: this.#limits.maxPayloadBytes + 1_024,
+    });
+    const generation = this.#generation;
+    socket.events.on('connect', () => {
+      if (!this.#closed && generation === this.#generation) this.#state = 'connected';
+    });
+    socket.events.on('disconnect', () => {
+      if (!this.#closed && generation === this.#generation) this.#onDisconnect();
+    });
+    try {
+      socket.connect(this.#endpoint);
+      socket.subscribe(o.topic);
+    } catch (error) {
+      socket.close();
+      throw error;
+    }
+    return socket;
+  }
+
+  /**
+   * The publisher went away: the engine may have died (its cache with it) or restarted, and what
+   * comes next cannot be told apart from what the old connection still had queued. So the
+   * worker's blocks are cleared, and a fresh socket (with nothing queued) takes over; the first
+   * batch it brings starts the sequence again (warmed up from the replay socket when there is
+   * one).
+   */
+  #onDisconnect(): void {
+    this.#state = 'disconnected';
+    this.#disconnects++;
+    this.#generation++;
+    const old = this.#socket;
+    this.#dealer?.close();
+    this.#dealer = undefined;
+    this.#lastLive = undefined;
+    this.#clearSafely();
+    try {
+      this.#socket = this.#openSocket();
+    } catch {
+      // The endpoint connected before; keep the old socket, which reconnects by itself.
+      return;
+    }
+    old.close();
   }
 
   #makeSink(): KvKeySink | undefined {
@@ -402,22 +465,29 @@ export class KvEventSubscriber {
   }
 
   async #run(): Promise<void> {
-    const socket = this.#socket;
     while (!this.#closed) {
+      const socket = this.#socket;
       let frames: Uint8Array[];
       try {
         frames = await socket.receive();
       } catch {
-        // Closed (the loop ends), or a socket error: wait a little, then try again.
-        if (!this.#closed) await pause(this.#o.reconnectIntervalMs);
+        // Closed (the loop ends), replaced (read the new one), or a socket error: wait a
+        // little, then try again.
+        if (!this.#closed && socket === this.#socket) await pause(this.#o.reconnectIntervalMs);
         continue;
       }
       this.#messages++;
-      await this.#onMessage(frames);
+      try {
+        await this.#onMessage(frames, this.#generation);
+      } catch {
+        // The target threw: what it holds for the worker is unknown.
+        this.#targetErrors++;
+        this.#clearSafely();
+      }
     }
   }
 
-  async #onMessage(frames: readonly Uint8Array[]): Promise<void> {
+  async #onMessage(frames: readonly Uint8Array[], generation: number): Promise<void> {
     let seq: bigint;
     let payload: Uint8Array;
     try {
@@ -430,29 +500,42 @@ export class KvEventSubscriber {
       this.#malformed++;
       return;
     }
+    const lastLive = this.#lastLive;
+    this.#lastLive = seq;
+    if (lastLive !== undefined && seq <= lastLive) {
+      // Live batches of one process come in order: backwards is a new engine process, counting
+      // from 0 again.
+      this.#restarts++;
+      this.#clear();
+    }
     const last = this.#last;
     let replayed = false;
     if (last === undefined) {
       if (seq > 0n && this.#o.warmup && this.#replayEndpoint !== undefined) {
-        replayed = await this.#replay(0n, true);
+        replayed = await this.#replay(0n, true, generation);
       }
     } else if (seq <= last) {
+      // Replayed already (it was queued while the replay ran).
       if (this.#replayedThrough !== undefined && seq <= this.#replayedThrough) return;
-      // Backwards: a new engine process, counting from 0 again.
       this.#restarts++;
       this.#clear();
     } else if (seq > last + 1n) {
       this.#gaps++;
-      replayed = this.#replayEndpoint !== undefined && (await this.#replay(last + 1n, false));
-      if (!replayed) this.#clear();
+      replayed =
+        this.#replayEndpoint !== undefined && (await this.#replay(last + 1n, false, generation));
+      if (!replayed && generation === this.#generation) this.#clear();
     }
-    if (this.#closed) return;
+    if (this.#closed || generation !== this.#generation) return;
     const now = this.#last;
     // A replay may have covered this batch already.
     if (now !== undefined && seq <= now) return;
     if (now !== undefined && seq > now + 1n) {
       // The replay ended before this batch: the batches between are lost.
-      if (replayed) this.#replayFailures++;
+      if (replayed) {
+        // Counted as a replay that filled the gap; it did not reach this batch.
+        this.#replays--;
+        this.#replayFailures++;
+      }
       this.#clear();
     }
     this.#replayedThrough = undefined;
@@ -496,6 +579,15 @@ export class KvEventSubscriber {
     }
   }
 
+  /** {@link #clear}, counting a target that throws rather than throwing. */
+  #clearSafely(): void {
+    try {
+      this.#clear();
+    } catch {
+      this.#targetErrors++;
+    }
+  }
+
   /** Forgets the worker's blocks and the sequence: the next batch starts a new one. */
   #clear(): void {
     this.#clears++;
@@ -513,17 +605,19 @@ export class KvEventSubscriber {
    *
    * @returns whether the replay completed (a failure leaves the worker for the caller to clear).
    */
-  async #replay(from: bigint, warmup: boolean): Promise<boolean> {
+  async #replay(from: bigint, warmup: boolean, generation: number): Promise<boolean> {
     const dealer = this.#dealerSocket();
     const seqFrame = new Uint8Array(8);
     new DataView(seqFrame.buffer).setBigInt64(0, from, false);
     let first = true;
+    let holes = false;
     let count = 0;
     try {
       await dealer.send([new Uint8Array(0), seqFrame]);
       for (;;) {
         const frames = await dealer.receive();
-        if (this.#closed) return false;
+        // Closed, or the publisher went away meanwhile (its blocks were cleared then).
+        if (this.#closed || generation !== this.#generation) return false;
         // [empty, seq, payload]: drop the empty delimiter and read it as a message.
         const { seq, payload } = readKvEventFrames(
           frames.length === 3 ? [new Uint8Array(0), frames[1]!, frames[2]!] : frames,
@@ -536,14 +630,14 @@ export class KvEventSubscriber {
         // The start of a gap no longer buffered, or a hole inside the replay: lost batches.
         const hole = first ? !warmup && seq !== from : last !== undefined && seq !== last + 1n;
         if (hole) {
-          this.#replayFailures++;
+          holes = true;
           this.#clear();
         }
         first = false;
         this.#apply(seq, payload);
       }
     } catch {
-      if (this.#closed) return false;
+      if (this.#closed || generation !== this.#generation) return false;
       // Timed out or unreadable: a fresh socket for the next replay, so no late answer to this
       // one is read as the next one's.
       this.#replayFailures++;
@@ -551,7 +645,8 @@ export class KvEventSubscriber {
       this.#dealer = undefined;
       return false;
     }
-    this.#replays++;
+    if (holes) this.#replayFailures++;
+    else this.#replays++;
     if (this.#last !== undefined) this.#replayedThrough = this.#last;
     return true;
   }

@@ -189,6 +189,12 @@ export class BlockMap {
     return -1;
   }
 
+  /** Removes every key (the table keeps its size). O(slots). */
+  clear(): void {
+    this.#keys.fill(EMPTY);
+    this.#size = 0;
+  }
+
   /** Removes `key`; returns whether it was held. */
   delete(key: number): boolean {
     const keys = this.#keys;

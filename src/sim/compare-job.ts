@@ -6,7 +6,6 @@
  * @internal
  */
 import { FleetRouteError, type FleetRouteErrorCode } from '../core/errors.js';
-import type { PolicyName } from '../policies/policy.js';
 import { simulateOracle } from './oracle.js';
 import type { PolicyRun } from './result.js';
 import { simulateResolved } from './simulation.js';
@@ -15,8 +14,8 @@ import type { Workload, WorkloadRecipe } from './workload.js';
 
 /** @internal One run of a comparison: the name it reports progress under, and its options. */
 export interface CompareJob {
-  /** The policy, or `'oracle'`. */
-  readonly name: PolicyName | 'oracle';
+  /** The run's label (the policy, or a variant of it: `cache_aware+events`), or `'oracle'`. */
+  readonly name: string;
   /** The oracle's run (`plan.policy` is then ignored). */
   readonly oracle: boolean;
   /** Resolved options, the workload and the forwarding `onProgress` included. */

@@ -65,10 +65,26 @@ export interface CompareOptions {
   /** As {@link SimulationOptions.firstTokens}, for every run. */
   readonly firstTokens?: boolean;
   /**
-   * Called as each run progresses, from 0 to `total` completed requests: every policy's, and
-   * the oracle's under the name `'oracle'`. With worker threads, the runs' calls interleave.
+   * Compare `cache_aware` with and without the engines' KV events: when `policies` includes
+   * `cache_aware`, it runs twice — approximate (its own tree, as without this option) and fed
+   * by events ({@link SimulationOptions.kvEvents}; row `cache_aware+events`) — and, with
+   * `routers` > 1, both of them at 1 router too (rows suffixed ` (1 router)`), so the table
+   * shows what K routers cost with and without events. The other policies and the oracle run
+   * once, as without it. @defaultValue false
    */
-  readonly onProgress?: (policy: PolicyName | 'oracle', completed: number, total: number) => void;
+  readonly kvEvents?: boolean;
+  /** As {@link SimulationOptions.kvEventDelayMs}, for the runs with events. */
+  readonly kvEventDelayMs?: number;
+  /** As {@link SimulationOptions.kvEventLoss}, for the runs with events. */
+  readonly kvEventLoss?: number;
+  /** As {@link SimulationOptions.engineRestarts}, for every run (the oracle's too). */
+  readonly engineRestarts?: number;
+  /**
+   * Called as each run progresses, from 0 to `total` completed requests, under the run's
+   * {@link PolicyRun.policy} label (`cache_aware`, `cache_aware+events (1 router)`, …), and
+   * the oracle's under `'oracle'`. With worker threads, the runs' calls interleave.
+   */
+  readonly onProgress?: (run: string, completed: number, total: number) => void;
   /**
    * Worker threads to run the policies in: a pool of `min(runs, threads)`, each taking the next
    * run when done; 1 runs them one after another in this thread. The results are the same
@@ -104,9 +120,47 @@ export const COMPARE_OPTIONS = new OptionTable(
     onProgress: callback<NonNullable<CompareOptions['onProgress']>>('a function', undefined, ''),
     threads: integer(availableParallelism(), 1, 1_024, '`os.availableParallelism()`'),
     oracle: boolean(true),
+    kvEvents: boolean(false),
   },
   'any',
 );
+
+/** The row label of `cache_aware` fed by KV events. @internal */
+export const EVENTS_SUFFIX = '+events';
+
+/** @internal One run of a comparison before it is resolved: policy, events, routers, label. */
+interface Variant {
+  readonly policy: PolicyName;
+  readonly kvEvents: boolean;
+  readonly routers: number | undefined;
+  readonly label: string;
+}
+
+/**
+ * @internal The runs of `policies`: one each, but with `kvEvents`, `cache_aware` approximate and
+ * with events, at `routers` and, when that is more than 1, at 1 router first. O(policies).
+ */
+export function variantsOf(
+  policies: readonly PolicyName[],
+  kvEvents: boolean,
+  routers: number,
+): Variant[] {
+  const variants: Variant[] = [];
+  for (const policy of policies) {
+    if (!kvEvents || policy !== 'cache_aware') {
+      variants.push({ policy, kvEvents: false, routers: undefined, label: policy });
+      continue;
+    }
+    for (const k of routers > 1 ? [1, routers] : [routers]) {
+      const suffix = k === routers ? '' : ` (${k} router${k === 1 ? '' : 's'})`;
+      for (const events of [false, true]) {
+        const label = `${policy}${events ? EVENTS_SUFFIX : ''}${suffix}`;
+        variants.push({ policy, kvEvents: events, routers: k, label });
+      }
+    }
+  }
+  return variants;
+}
 
 /**
  * Runs each policy through `simulate` on the same workload, fleet, arrivals and seed — and,
@@ -118,7 +172,8 @@ export const COMPARE_OPTIONS = new OptionTable(
  * configuration — is checked before the first policy runs, so a mistake fails at once rather
  * than after several simulations. Every router a run builds is closed however it ends.
  *
- * @returns the {@link Comparison}, runs in the order of `policies`.
+ * @returns the {@link Comparison}, runs in the order of `policies` (with `kvEvents`, the
+ *   variants of `cache_aware` in its place: see {@link CompareOptions.kvEvents}).
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for an invalid option or a malformed
  *   workload, naming it; an error a run throws in a worker thread, as the same
  *   `FleetRouteError` (code and message); an error thrown by `onProgress`, as is (the other
@@ -141,9 +196,16 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     }
   }
   const fleet = resolveFleetModel(o.fleet as FleetModelOptions | undefined);
-  const { load, policyConfigs: configs, onProgress, threads, oracle } = COMPARE_OPTIONS.read(o);
+  const {
+    load,
+    policyConfigs: configs,
+    onProgress,
+    threads,
+    oracle,
+    kvEvents,
+  } = COMPARE_OPTIONS.read(o);
   const progressOf =
-    (name: PolicyName | 'oracle') =>
+    (name: string) =>
     (done: number, total: number): void =>
       onProgress?.(name, done, total);
   const ceiling = ceilingHitRate(workload, fleet.blockSize);
@@ -156,28 +218,44 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
         ? { kind: 'trace' }
         : { kind: 'poisson', ratePerSecond: Math.max(1e-6, load * capacity) }
       : resolveArrivals(o.arrivals);
-  const plans = policies.map((policy) => {
+  const base = (policy: PolicyName, events: boolean): SimulationOptions => ({
+    workload,
+    policy,
+    policyConfig: (configs[policy] as Readonly<Record<string, unknown>> | undefined) ?? {},
+    fleet,
+    arrivals,
+    ...(o.routers === undefined ? {} : { routers: o.routers as number }),
+    ...(o.seed === undefined ? {} : { seed: o.seed as number }),
+    ...(o.loadPollIntervalMs === undefined
+      ? {}
+      : { loadPollIntervalMs: o.loadPollIntervalMs as number }),
+    ...(o.firstTokens === undefined ? {} : { firstTokens: o.firstTokens as boolean }),
+    ...(o.engineRestarts === undefined ? {} : { engineRestarts: o.engineRestarts as number }),
+    // Inert without `kvEvents`, but checked in every plan.
+    ...(o.kvEventDelayMs === undefined ? {} : { kvEventDelayMs: o.kvEventDelayMs as number }),
+    ...(o.kvEventLoss === undefined ? {} : { kvEventLoss: o.kvEventLoss as number }),
+    ...(events ? { kvEvents: true } : {}),
+  });
+  // Resolved once without events for the shared settings (routers, seed) and the oracle.
+  const shared = resolveSimulationOptions(base(policies[0]!, false), true);
+  const variants = variantsOf(policies, kvEvents, shared.routers);
+  const plans = variants.map((variant) => {
     const simulation: SimulationOptions = {
-      workload,
-      policy,
-      policyConfig: (configs[policy] as Readonly<Record<string, unknown>> | undefined) ?? {},
-      fleet,
-      arrivals,
-      ...(o.routers === undefined ? {} : { routers: o.routers as number }),
-      ...(o.seed === undefined ? {} : { seed: o.seed as number }),
-      ...(o.loadPollIntervalMs === undefined
-        ? {}
-        : { loadPollIntervalMs: o.loadPollIntervalMs as number }),
-      ...(o.firstTokens === undefined ? {} : { firstTokens: o.firstTokens as boolean }),
-      ...(onProgress === undefined ? {} : { onProgress: progressOf(policy) }),
+      ...base(variant.policy, variant.kvEvents),
+      ...(variant.routers === undefined ? {} : { routers: variant.routers }),
+      ...(onProgress === undefined ? {} : { onProgress: progressOf(variant.label) }),
     };
     return resolveSimulationOptions(simulation, true);
   });
-  const jobs: CompareJob[] = plans.map((plan, i) => ({ name: policies[i]!, oracle: false, plan }));
+  const jobs: CompareJob[] = plans.map((plan, i) => ({
+    name: variants[i]!.label,
+    oracle: false,
+    plan,
+  }));
   if (oracle) {
     // The oracle ignores the policy and its configuration; the rest of the plan is shared.
     const plan = {
-      ...plans[0]!,
+      ...shared,
       policyConfig: {},
       onProgress: onProgress === undefined ? undefined : progressOf(ORACLE),
     };
@@ -191,7 +269,11 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
       ? undefined
       : (job, completed, total) => onProgress(jobs[job]!.name, completed, total),
   );
-  const runs = results.slice(0, plans.length);
+  const runs = results
+    .slice(0, plans.length)
+    .map((run, i) =>
+      run.policy === variants[i]!.label ? run : { ...run, policy: variants[i]!.label },
+    );
   const timestampOffsetMs = runs[0]?.timestampOffsetMs ?? 0;
   const describe = rebased(describeArrivals(arrivals), timestampOffsetMs);
   return {
@@ -207,9 +289,11 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
         ? `${describe} (${Math.round(load * 100)} % of capacity)`
         : describe,
     timestampOffsetMs,
-    // Every plan holds the same resolved values; `policies` is never empty.
-    routers: plans[0]!.routers,
-    seed: plans[0]!.seed,
+    // Every plan holds the same resolved values (but the 1-router variants' routers).
+    routers: shared.routers,
+    seed: shared.seed,
+    ...(kvEvents ? { kvEvents: { delayMs: shared.kvEventDelayMs, loss: shared.kvEventLoss } } : {}),
+    ...(shared.engineRestarts > 0 ? { engineRestarts: shared.engineRestarts } : {}),
     ceiling,
     capacity,
     runs,

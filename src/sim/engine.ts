@@ -28,6 +28,11 @@ export interface Job {
   readonly keys: Float64Array;
   /** How many of `keys` are the prompt's full blocks. */
   readonly promptBlocks: number;
+  /**
+   * With KV events on: the tags of its blocks (their fleetroute keys, block after block; see
+   * `PrefixCache.observe`); `undefined` otherwise.
+   */
+  readonly tags: Float64Array | undefined;
   /** When it was sent (ms). */
   readonly sentAt: number;
   /** Opaque handle of the caller (the router's lease), given back at completion. */
@@ -177,14 +182,22 @@ export class Engine {
   /**
    * Queues `request` (the keys of its prompt and answer blocks, as `blockKeys(prompt, blockSize,
    * answer)` gives them, and the caller's `handle`, given back at completion), sent at `now`;
-   * starts a step at once if the worker is idle.
+   * starts a step at once if the worker is idle. `tags`: the blocks' tags when the cache is
+   * observed (see {@link Job.tags}).
    */
-  submit(request: SimRequest, keys: Float64Array, handle: unknown, now: number): void {
+  submit(
+    request: SimRequest,
+    keys: Float64Array,
+    handle: unknown,
+    now: number,
+    tags?: Float64Array,
+  ): void {
     this.#queued = -1;
     this.#waiting.push({
       request,
       keys,
       promptBlocks: Math.floor(request.promptLength / this.#m.blockSize),
+      tags,
       sentAt: now,
       handle,
       cachedTokens: 0,
@@ -218,6 +231,7 @@ export class Engine {
           job.pinned.length,
           job.promptBlocks,
           job.pinned,
+          job.tags,
         );
         job.privateBlocks -= published;
         job.decodeLeft = job.request.outputLength - 1;
@@ -231,11 +245,30 @@ export class Engine {
     if (this.inFlight > 0) this.#startStep(now);
   }
 
+  /**
+   * Restarts the engine at once, as far as its cache goes: every reusable block is forgotten
+   * (the cache's observer is not told). Running requests go on; the blocks they pinned become
+   * their private blocks, and a request still in prefill publishes its whole prompt again when
+   * done. Queues and counters are kept. O(running × pinned + cache nodes).
+   */
+  restart(): void {
+    this.#queued = -1;
+    let pinned = 0;
+    const running = this.#running;
+    for (let i = 0; i < running.length; i++) {
+      const job = running[i]!;
+      pinned += job.pinned.length;
+      job.privateBlocks += job.pinned.length;
+      job.pinned.length = 0;
+    }
+    this.cache.clear(pinned);
+  }
+
   #finish(job: Job, now: number): void {
     const output = job.request.outputTokens;
     if (output !== undefined && output.length > 0) {
       // The answer's blocks stay cached too: the next turn of a conversation repeats it.
-      job.privateBlocks -= this.cache.keep(job.keys, job.promptBlocks, job.keys.length);
+      job.privateBlocks -= this.cache.keep(job.keys, job.promptBlocks, job.keys.length, job.tags);
     }
     this.cache.release(job.pinned, job.privateBlocks);
     job.privateBlocks = 0;

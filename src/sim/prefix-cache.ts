@@ -13,6 +13,16 @@ const NONE = -1;
 const MIN_NODES = 64;
 
 /**
+ * @internal Told of every block that becomes reusable and every block evicted, with the block's
+ * tags (see {@link PrefixCache.observe}): `tags[from, from + count)`, to be read at once (the
+ * array is the cache's own, or the caller's).
+ */
+export interface BlockObserver {
+  stored(tags: Float64Array, from: number, count: number): void;
+  removed(tags: Float64Array, from: number, count: number): void;
+}
+
+/**
  * @internal Reusable blocks live in nodes held in parallel typed arrays — key, pin count, and
  * `prev`/`next` links of the idle list (blocks no request pins, least recently used first) —
  * found by a {@link BlockMap} from key to node. Freed nodes are chained through `next` and
@@ -41,10 +51,37 @@ export class PrefixCache {
   #private = 0;
   /** Scratch: the nodes of the blocks an admission pins, found once. */
   #found = new Int32Array(MIN_NODES);
+  /** Tags per block (0: untagged, nothing below is allocated or called). */
+  #tagsPer = 0;
+  /** `#tagsPer` tags per node, node after node. */
+  #tags = new Float64Array(0);
+  #observer: BlockObserver | undefined;
 
   /** @param capacity - blocks; `Infinity` for an unbounded cache. */
   constructor(capacity: number) {
     this.#capacity = capacity;
+  }
+
+  /**
+   * Tags every reusable block with `tagsPerBlock` numbers, given by `publish`/`keep`, held for
+   * as long as the block is (8 bytes each per node), and tells `observer` of each block that
+   * becomes reusable or is evicted, with its tags. Call it before any block is added. O(nodes).
+   */
+  observe(tagsPerBlock: number, observer: BlockObserver): void {
+    this.#tagsPer = tagsPerBlock;
+    this.#tags = new Float64Array(this.#key.length * tagsPerBlock);
+    this.#observer = observer;
+  }
+
+  /** Calls `visit(tags, from, count)` for every reusable block (tests compare it). O(blocks). */
+  forEachTagged(visit: (tags: Float64Array, from: number, count: number) => void): void {
+    const per = this.#tagsPer;
+    if (per === 0) return;
+    const free = new Set<number>();
+    for (let node = this.#free; node !== NONE; node = this.#next[node]!) free.add(node);
+    for (let node = 0; node < this.#allocated; node++) {
+      if (!free.has(node)) visit(this.#tags, node * per, per);
+    }
   }
 
   /** Blocks in use: reusable ones plus private ones. */
@@ -97,16 +134,23 @@ export class PrefixCache {
   /**
    * Makes `keys[from, to)` reusable: each becomes a pinned reusable block, converting one of the
    * request's private blocks; a key another request already made reusable stays private.
+   * When the cache is observed, block `i` takes `tags[i × tagsPerBlock, (i + 1) × tagsPerBlock)`.
    * Returns how many became reusable (the request now pins them). O(to − from).
    */
-  publish(keys: Float64Array, from: number, to: number, pinned: number[]): number {
+  publish(
+    keys: Float64Array,
+    from: number,
+    to: number,
+    pinned: number[],
+    tags?: Float64Array,
+  ): number {
     const nodes = this.#nodes;
     let published = 0;
     for (let i = from; i < to; i++) {
       const key = keys[i]!;
       const node = this.#spare();
       if (nodes.add(key, node) !== NONE) continue;
-      this.#take(node, key);
+      this.#take(node, key, tags, i);
       this.#refs[node] = 1;
       this.#private--;
       pinned.push(key);
@@ -117,16 +161,17 @@ export class PrefixCache {
 
   /**
    * Adds `keys[from, to)` as idle reusable blocks (a finished request's output), converting
-   * private blocks; keys already present are left alone. Returns how many were added.
+   * private blocks; keys already present are left alone. Tags as for {@link publish}. Returns
+   * how many were added.
    */
-  keep(keys: Float64Array, from: number, to: number): number {
+  keep(keys: Float64Array, from: number, to: number, tags?: Float64Array): number {
     const nodes = this.#nodes;
     let kept = 0;
     for (let i = from; i < to; i++) {
       const key = keys[i]!;
       const node = this.#spare();
       if (nodes.add(key, node) !== NONE) continue;
-      this.#take(node, key);
+      this.#take(node, key, tags, i);
       this.#refs[node] = 0;
       this.#append(node);
       this.#private--;
@@ -147,15 +192,33 @@ export class PrefixCache {
     this.#private -= privateBlocks;
   }
 
+  /**
+   * Forgets every reusable block at once, as an engine restart does, without telling the
+   * observer. Blocks pinned by running requests stay allocated as their private blocks: each
+   * caller turns its `pinned` into private blocks (see `Engine.restart`), whose count it passes
+   * here as `pinnedBlocks`. O(nodes).
+   */
+  clear(pinnedBlocks: number): void {
+    this.#private += pinnedBlocks;
+    this.#nodes.clear();
+    this.#allocated = 0;
+    this.#free = NONE;
+    this.#head = NONE;
+    this.#tail = NONE;
+    this.#idle = 0;
+  }
+
   /** Evicts idle blocks, oldest first, until the cache fits (or nothing idle is left). */
   #evict(): void {
     const capacity = this.#capacity;
+    const observer = this.#observer;
     while (this.#head !== NONE && this.used > capacity) {
       const node = this.#head;
       this.#unlink(node);
       this.#nodes.delete(this.#key[node]!);
       this.#next[node] = this.#free;
       this.#free = node;
+      if (observer !== undefined) observer.removed(this.#tags, node * this.#tagsPer, this.#tagsPer);
     }
   }
 
@@ -166,11 +229,19 @@ export class PrefixCache {
     return this.#allocated;
   }
 
-  /** Gives the {@link #spare} node to the new reusable block `key` (pins and links: the caller's). */
-  #take(node: number, key: number): void {
+  /**
+   * Gives the {@link #spare} node to the new reusable block `key`, block `index` of `tags` when
+   * observed (pins and links: the caller's).
+   */
+  #take(node: number, key: number, tags: Float64Array | undefined, index: number): void {
     if (node === this.#free) this.#free = this.#next[node]!;
     else this.#allocated++;
     this.#key[node] = key;
+    const observer = this.#observer;
+    if (observer === undefined || tags === undefined) return;
+    const per = this.#tagsPer;
+    this.#tags.set(tags.subarray(index * per, (index + 1) * per), node * per);
+    observer.stored(this.#tags, node * per, per);
   }
 
   /** Appends `node` to the idle list (most recently used). */
@@ -203,6 +274,11 @@ export class PrefixCache {
     this.#refs = grown(this.#refs, size);
     this.#prev = grown(this.#prev, size);
     this.#next = grown(this.#next, size);
+    if (this.#tagsPer > 0) {
+      const tags = new Float64Array(size * this.#tagsPer);
+      tags.set(this.#tags);
+      this.#tags = tags;
+    }
   }
 }
 

@@ -19,7 +19,10 @@ export interface Percentiles {
  * @public
  */
 export interface PolicyRun {
-  /** The policy's name (`cache_aware`, `round_robin`, …). */
+  /**
+   * The policy's name (`cache_aware`, `round_robin`, …); in a comparison with KV events, the
+   * variant's label (`cache_aware+events`, `cache_aware (1 router)`, …).
+   */
   readonly policy: string;
   /** Requests in the workload, and how many completed (all of them unless some were unroutable). */
   readonly requests: number;
@@ -129,6 +132,14 @@ export interface Comparison {
    * on a few workers whose caches then evict more (see docs/simulator.md).
    */
   readonly oracle?: PolicyRun;
+  /**
+   * Present when the comparison ran `cache_aware` with and without the engines' KV events
+   * (`kvEvents`): the delivery delay (ms) and the share of batches lost of the runs labelled
+   * `cache_aware+events`.
+   */
+  readonly kvEvents?: { readonly delayMs: number; readonly loss: number };
+  /** Engine restarts in every run (see `SimulationOptions.engineRestarts`), when any. */
+  readonly engineRestarts?: number;
   /** How the comparison was produced, when the caller recorded it (the CLI does). */
   readonly run?: RunInfo;
 }

@@ -12,10 +12,12 @@ import {
   type Resolved,
 } from '../core/option-table.js';
 import { fail, readInteger, readNumber, readObject } from '../core/options.js';
+import { CACHE_AWARE_OPTIONS } from '../policies/cache-aware.js';
 import { createPolicy, POLICY_NAMES } from '../policies/create-policy.js';
 import type { Policy, PolicyName } from '../policies/policy.js';
 import type { ArrivalProcess } from './arrivals.js';
 import { FLEET_OPTIONS, type FleetModel, type FleetModelOptions } from './fleet-model.js';
+import { checkBlockSize } from './kv-event-feed.js';
 import type { Workload } from './workload.js';
 import { readWorkload } from './workload-check.js';
 
@@ -67,11 +69,45 @@ export interface SimulationOptions {
   /** Measure routing precision (costs one cache walk per worker per request). @defaultValue true */
   readonly precision?: boolean;
   /**
+   * Model the engines' KV-cache events: each engine reports the blocks of its prefix cache that
+   * become reusable (stored) or are evicted (removed), batched per engine step, and every
+   * router whose policy takes KV events (`cache_aware`, which then scores from them instead of
+   * its approximate tree) receives each batch after `kvEventDelayMs`, in order per engine.
+   * Blocks are named as `blockHashes` names them, with the policy's `pageSize`, which
+   * `fleet.blockSize` must equal or be a multiple of. Off, nothing of it runs.
+   * Cost: one xxh64 per page of each request's prompt and answer, 8 bytes per page of every
+   * cached block, and one delivery per engine step and router. @defaultValue false
+   */
+  readonly kvEvents?: boolean;
+  /**
+   * With `kvEvents`: simulated ms from the engine step that produced a batch to its delivery
+   * to every router. @defaultValue 5
+   */
+  readonly kvEventDelayMs?: number;
+  /**
+   * With `kvEvents`: the share of batches lost in delivery (0 … 1), drawn per router and batch
+   * from a stream seeded by `seed`. A router that loses a batch does what a subscriber without
+   * a replay socket does: forgets every block of that worker, then applies the later batches.
+   * @defaultValue 0
+   */
+  readonly kvEventLoss?: number;
+  /**
+   * Engine restarts, spread evenly over the run — restart `r` (from 0) just before request
+   * `floor((r + 1) × requests / (engineRestarts + 1))` is routed, on worker `r mod workers` —
+   * each emptying that engine's prefix cache at once (running requests go on, their blocks
+   * private). Routers are not told in approximate mode; with `kvEvents`, every router receives
+   * a `cleared` for that worker after `kvEventDelayMs`. @defaultValue 0
+   */
+  readonly engineRestarts?: number;
+  /**
    * Called as requests complete (about 100 times per run). An error it throws ends the run
    * (every router is closed) and is rethrown as is.
    */
   readonly onProgress?: (completed: number, total: number) => void;
 }
+
+/** cache_aware's default `pageSize`. */
+const DEFAULT_PAGE_SIZE = CACHE_AWARE_OPTIONS.specs.pageSize.fallback as number;
 
 /** @internal {@link SimulationOptions} checked, with every default filled in. */
 export interface ResolvedSimulationOptions extends Resolved<typeof SIMULATION_OPTIONS.specs> {
@@ -98,6 +134,10 @@ export const SIMULATION_OPTIONS = new OptionTable(
     firstTokens: boolean(true),
     sampleIntervalMs: number(250, 1, 1e9),
     precision: boolean(true),
+    kvEvents: boolean(false),
+    kvEventDelayMs: number(5, 0, 1e9),
+    kvEventLoss: number(0, 0, 1),
+    engineRestarts: integer(0, 0, 1_000_000),
   },
   'any',
 );
@@ -130,7 +170,19 @@ export function resolveSimulationOptions(
     ...own,
   };
   (createPolicy(resolved.policy, policyConfigOf(resolved, 0) as never) as Policy).close?.();
+  if (resolved.kvEvents && resolved.policy === 'cache_aware') {
+    checkBlockSize(resolved.fleet.blockSize, kvPageSizeOf(resolved));
+  }
   return resolved;
+}
+
+/**
+ * @internal The page size of the KV-event block hashes of a run: its policy's `pageSize`
+ * (checked by building the policy), else cache_aware's default.
+ */
+export function kvPageSizeOf(o: ResolvedSimulationOptions): number {
+  const pageSize = o.policyConfig.pageSize;
+  return typeof pageSize === 'number' ? pageSize : DEFAULT_PAGE_SIZE;
 }
 
 /** @internal The configuration router `k` builds its policy with: the user's, plus clock and seed. */

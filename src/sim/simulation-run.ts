@@ -12,12 +12,13 @@ import { ArrivalSchedule } from './arrival-schedule.js';
 import { blockKeys } from './block-keys.js';
 import { Engine, type EngineHooks, type Job } from './engine.js';
 import { EventQueue } from './event-queue.js';
+import { KvEventFeed } from './kv-event-feed.js';
 import { deliverLoads, LoadPolls } from './load-polls.js';
 import { PrecisionProbe } from './precision-probe.js';
 import type { PolicyRun } from './result.js';
 import { RunTally } from './run-tally.js';
 import type { SimRouters } from './sim-routers.js';
-import type { ResolvedSimulationOptions } from './simulation-options.js';
+import { kvPageSizeOf, type ResolvedSimulationOptions } from './simulation-options.js';
 import { Timeline } from './timeline.js';
 import type { SimRequest } from './workload.js';
 import { promptOf } from './workload-check.js';
@@ -27,6 +28,8 @@ const RELEASE = 0;
 const STEP = 1;
 const POLL = 2;
 const SAMPLE = 3;
+/** A KV-event batch of engine `target` reaches the routers. */
+const KV = 4;
 
 /**
  * @internal The state of one run. Events are taken in time order (ties: scheduled arrivals
@@ -69,6 +72,10 @@ export class SimulationRun {
   readonly #parked = new Map<number, number[]>();
   readonly #precision: PrecisionProbe;
   readonly #progressEvery: number;
+  /** The KV-event feed, when `kvEvents` is on and a policy takes events. */
+  #kv: KvEventFeed | undefined;
+  /** Engine restarts done so far (see `engineRestarts`). */
+  #restarts = 0;
 
   /** Builds the fleet and the arrival schedule of `o`; nothing runs until {@link run}. */
   constructor(o: ResolvedSimulationOptions) {
@@ -106,6 +113,22 @@ export class SimulationRun {
   run(routers: SimRouters): void {
     this.#routers = routers.routers;
     const queue = this.#queue;
+    const o = this.#o;
+    if (o.kvEvents) {
+      this.#kv = KvEventFeed.of(
+        routers.policies,
+        this.urls,
+        {
+          delayMs: o.kvEventDelayMs,
+          loss: o.kvEventLoss,
+          seed: o.seed,
+          pageSize: kvPageSizeOf(o),
+          blockSize: o.fleet.blockSize,
+        },
+        (time, worker) => queue.push(time, KV, worker),
+      );
+      this.#kv?.attach(this.#engines);
+    }
     const schedule = this.#schedule;
     this.#o.onProgress?.(0, this.#total);
     if (this.#polls !== undefined) queue.push(0, POLL, 0);
@@ -128,6 +151,10 @@ export class SimulationRun {
           break;
         case STEP:
           this.#engines[event.target]!.step(this.#now);
+          this.#kv?.flush(event.target, this.#now);
+          break;
+        case KV:
+          this.#kv!.deliver(event.target);
           break;
         case POLL:
           this.#poll(routers);
@@ -143,6 +170,11 @@ export class SimulationRun {
         `workload: ${this.#total - this.#completed} requests never ran (an 'after' names a request that never completes)`,
       );
     }
+  }
+
+  /** @internal The engines, in worker order (tests compare their caches with the routers'). */
+  get engines(): readonly Engine[] {
+    return this.#engines;
   }
 
   /** What the run measured, once {@link run} has returned. O(requests log requests + workers). */
@@ -261,10 +293,12 @@ export class SimulationRun {
       }
     }
     const now = this.#now;
+    if (this.#o.engineRestarts > 0) this.#restartDue();
     const router = this.#routers[this.#tally.sent % this.#routers.length]!;
     const tokens = promptOf(request, id);
     // The answer's keys too (the engine caches them at completion), chained in one pass.
     const keys = blockKeys(tokens, this.#o.fleet.blockSize, request.outputTokens);
+    const tags = this.#kv?.tagsOf(tokens, request.outputTokens, keys.length);
     const best = this.#precision.measure(keys, request.promptLength, this.#engines);
     const selectRequest =
       request.routingKey === undefined ? { tokens } : { tokens, routingKey: request.routingKey };
@@ -281,6 +315,26 @@ export class SimulationRun {
     }
     this.#precision.record(best, worker);
     this.#inFlight++;
-    this.#engines[worker]!.submit(request, keys, lease, now);
+    this.#engines[worker]!.submit(request, keys, lease, now, tags);
+    this.#kv?.flush(worker, now);
+  }
+
+  /**
+   * Restarts the engines due before the next request is routed: restart `r` comes before
+   * request `floor((r + 1) × requests / (restarts + 1))` (in sending order), on worker
+   * `r mod workers`. O(1) when none is due.
+   */
+  #restartDue(): void {
+    const restarts = this.#o.engineRestarts;
+    const sent = this.#tally.sent;
+    while (
+      this.#restarts < restarts &&
+      Math.floor(((this.#restarts + 1) * this.#total) / (restarts + 1)) <= sent
+    ) {
+      const worker = this.#restarts % this.#engines.length;
+      this.#restarts++;
+      this.#engines[worker]!.restart();
+      this.#kv?.restarted(worker, this.#now);
+    }
   }
 }

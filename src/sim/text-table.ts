@@ -56,8 +56,10 @@ export function formatComparison(comparison: Comparison): string {
     `fleet     ${f.workers} workers, ${cache} each, prefill ${thousands(f.prefillTokensPerSecond)} tok/s, decode step ${f.decodeStepMs} ms + ${f.decodeStepPerRequestMs} ms × running`,
     `arrivals  ${c.arrivals}${c.routers > 1 ? `, ${c.routers} independent routers` : ''}, seed ${c.seed}`,
     `ceiling   ${percent(c.ceiling)} token hit rate (one infinite shared cache); capacity ≈ ${fixed(c.capacity, 1)} req/s`,
-    '',
   ];
+  const events = eventsLine(c);
+  if (events !== undefined) lines.push(events);
+  lines.push('');
   const columns = COLUMNS.filter((col) => c.oracle !== undefined || col.oracleOnly !== true);
   const runs = c.oracle === undefined ? c.runs : [...c.runs, c.oracle];
   const rows = runs.map((run) => columns.map((col) => col.cell(run, c)));
@@ -73,6 +75,24 @@ export function formatComparison(comparison: Comparison): string {
   lines.push(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of rows) lines.push(render(row));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * @internal The line on KV events and engine restarts, or `undefined` when the comparison has
+ * neither (shared with the HTML report's wording).
+ */
+export function eventsLine(c: Comparison): string | undefined {
+  const restarts =
+    c.engineRestarts === undefined
+      ? ''
+      : `${c.engineRestarts} engine restart${c.engineRestarts === 1 ? '' : 's'} (each empties that engine's cache)`;
+  if (c.kvEvents === undefined) return restarts === '' ? undefined : `restarts  ${restarts}`;
+  const loss =
+    c.kvEvents.loss > 0 ? `, ${(c.kvEvents.loss * 100).toFixed(2)} % of batches lost` : '';
+  return (
+    `kv events cache_aware: its own tree; cache_aware+events: the engines' KV events, ` +
+    `${c.kvEvents.delayMs} ms late${loss}${restarts === '' ? '' : `; ${restarts}`}`
+  );
 }
 
 function percent(value: number): string {

@@ -122,6 +122,36 @@ function footer(): string {
   return `<footer><h2>Metrics</h2><dl>${items}</dl></footer>`;
 }
 
+/**
+ * What the `cache_aware+events` and `(1 router)` rows mean and what the engine restarts did,
+ * or nothing when the comparison has neither.
+ */
+function eventsNote(c: Comparison): string {
+  const restarts =
+    c.engineRestarts === undefined
+      ? ''
+      : ` ${plural(c.engineRestarts, 'engine restart', 'engine restarts')} spread over each run emptied that engine’s cache; ` +
+        (c.kvEvents === undefined
+          ? 'the routers were not told.'
+          : 'routers fed by events learned of it after the delay, the others did not.');
+  if (c.kvEvents === undefined)
+    return restarts === '' ? '' : `<p class="note">${restarts.trim()}</p>`;
+  const loss =
+    c.kvEvents.loss > 0
+      ? `, losing ${formatPercent(c.kvEvents.loss)} of the batches (a router that loses one forgets that worker’s blocks, as a subscriber without replay does)`
+      : '';
+  const routers =
+    c.routers > 1
+      ? ` Rows marked “(1 router)” ran with one router; the others with ${formatInteger(c.routers)} routers, each seeing a share of the traffic: the gap is what several routers cost with and without events.`
+      : '';
+  return (
+    '<p class="note"><code>cache_aware</code> scores prompts against its own approximate tree of what it routed; ' +
+    '<code>cache_aware+events</code> scores them against the blocks the engines report holding: each engine’s ' +
+    'stored and removed blocks, batched per engine step, reach every router ' +
+    `${formatTickValue(c.kvEvents.delayMs)} ms later${loss}.${routers}${restarts}</p>`
+  );
+}
+
 function section(id: string, title: string, body: string): string {
   return `<section id="${id}"><h2>${escapeHtml(title)}</h2>${body}</section>`;
 }
@@ -171,7 +201,7 @@ export function renderHtmlReport(comparison: Comparison, options: HtmlReportOpti
       : section(
           'summary',
           'Summary',
-          `${summaryTable(c)}<p class="note">Bold: the best value in each column.</p>`,
+          `${summaryTable(c)}<p class="note">Bold: the best value in each column.</p>${eventsNote(c)}`,
         ) +
         section('hit-rate', 'Cache hit rate by policy', hitRateFigure(c)) +
         section('ttft', 'Time to first token', ttftFigure(c)) +

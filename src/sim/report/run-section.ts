@@ -53,6 +53,15 @@ export function runSection(c: Comparison): string {
   items.push(['Arrivals', escapeHtml(c.arrivals)]);
   items.push(['Seed', escapeHtml(String(c.seed))]);
   items.push(['Routers', escapeHtml(formatInteger(c.routers))]);
+  if (c.kvEvents !== undefined) {
+    items.push([
+      'KV events',
+      `delay ${escapeHtml(formatTickValue(c.kvEvents.delayMs))} ms, loss ${escapeHtml(shown(c.kvEvents.loss))}`,
+    ]);
+  }
+  if (c.engineRestarts !== undefined) {
+    items.push(['Engine restarts', escapeHtml(formatInteger(c.engineRestarts))]);
+  }
   items.push(['Fleet', entries(c.fleet)]);
   const body = items.map(([term, text]) => `<dt>${term}</dt><dd>${text}</dd>`).join('');
   return `<dl class="run">${body}</dl>`;
