@@ -96,6 +96,17 @@ export class BlockKeyCursor {
     return this.#limit;
   }
 
+  /**
+   * The key of the sequence's 4th block (or its last, when shorter), or -1 for no block: what
+   * names a prompt's start. Valid once {@link BlockKeyCursor.next} was called (its first call
+   * hashes those blocks).
+   */
+  prefixKey(): number {
+    const n = Math.min(4, this.#limit);
+    if (n === 0 || this.#hashed - this.#batch !== 0 || this.#hashed < n) return -1;
+    return this.#keys[n - 1]!;
+  }
+
   /** The key of the next block (blocks come in order), or -1 past the last. */
   next(): number {
     const b = this.#next;

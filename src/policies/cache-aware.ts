@@ -73,6 +73,14 @@ export interface CacheAwareConfig extends CommonPolicyConfig {
    */
   readonly loadFactor?: number;
   /**
+   * The same bound in event mode (≥ 1, or `Infinity` for none): a worker the engines report
+   * holding the prompt keeps it while its in-flight count stays within
+   * `ceil(eventLoadFactor × (total in flight + 1) / workers) + loadSlack`. Looser than
+   * `loadFactor`: the holders are known, not guessed, and a router sees only its own share of
+   * the load when several route over one fleet. @defaultValue 3
+   */
+  readonly eventLoadFactor?: number;
+  /**
    * Requests a holder may run above the `loadFactor` bound: more keeps prefixes on fewer workers
    * when the fleet is lightly loaded (more hits, less spread). @defaultValue 0
    */
@@ -126,6 +134,14 @@ export interface CacheAwareConfig extends CommonPolicyConfig {
    * new prefix in one place instead of up to one per router. @defaultValue 'ring'
    */
   readonly missPlacement?: 'least_load' | 'ring';
+  /**
+   * Event mode: how long a miss this router placed counts as held by its worker before the
+   * engine's events say so (ms; 0: never). Engines report blocks once their prefill is done, so
+   * without it a second request for a new prefix, routed while the first is still prefilling,
+   * is a miss again and may be placed elsewhere. A request whose first 4 blocks match such a
+   * placement goes to the same worker (`cache_hit`) while it is available. @defaultValue 10000
+   */
+  readonly pendingTtlMs?: number;
 }
 
 /** What {@link CacheAwarePolicy.stats} reports. @public */
@@ -168,6 +184,11 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
       ? Number.POSITIVE_INFINITY
       : readNumber(field, value, fallback, 1, 1e6),
   ),
+  eventLoadFactor: custom(3, (field, value, fallback) =>
+    value === Number.POSITIVE_INFINITY
+      ? Number.POSITIVE_INFINITY
+      : readNumber(field, value, fallback, 1, 1e6),
+  ),
   loadSlack: integer(0, 0, 1e6),
   maxTreeSize: integer(2_097_152, 1, 2 ** 40),
   maxTotalSize: integer(134_217_728, 1, 2 ** 50),
@@ -178,7 +199,11 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
   staleAfterMs: duration(30_000),
   maxEventBlocks: integer(4096, 1, 1_048_576),
   missPlacement: oneOf(['least_load', 'ring'] as const, 'ring'),
+  pendingTtlMs: duration(10_000, 0),
 });
+
+/** Most event-mode placements remembered while their events are due (the oldest go first). */
+const MAX_PENDING = 65_536;
 
 /**
  * Keeps each conversation's prefix on the worker that already holds it in its KV cache, without
@@ -190,8 +215,10 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
  * 2. **Imbalanced** — `max − min > balanceAbsThreshold` and `max > balanceRelThreshold × min`, or
  *    a KV-usage trigger fires — the least-loaded worker.
  * 3. **Event mode** — when engines sent KV events for the request's model: the worker holding
- *    the most consecutive prefix blocks of the request (ties: lower load, then fewer blocks held);
- *    no overlap → least-loaded.
+ *    the most consecutive prefix blocks of the request (ties: lower load, then fewer blocks held),
+ *    within the `eventLoadFactor` bound (`holder_overloaded` otherwise); no overlap → a miss this
+ *    router placed in the last `pendingTtlMs` for the same first blocks (`cache_hit`), else
+ *    `missPlacement`.
  * 4. **Tree mode** — otherwise the model's approximate radix tree (tokens when the request has
  *    any, else text): if the longest match covers more than `cacheThreshold` of the request, the
  *    least-loaded available worker among those holding it (`cache_hit`); if none of them is
@@ -222,6 +249,7 @@ export class CacheAwarePolicy implements Policy {
   readonly #absThreshold: number;
   readonly #relThreshold: number;
   readonly #loadFactor: number;
+  readonly #eventLoadFactor: number;
   readonly #loadSlack: number;
   readonly #evictionIntervalMs: number;
   readonly #pageSize: number;
@@ -237,6 +265,10 @@ export class CacheAwarePolicy implements Policy {
   #available = false;
   #closed = false;
   readonly #blockKeys: BlockKeyCursor;
+  readonly #clock: () => number;
+  readonly #pendingTtlMs: number;
+  /** Event mode: the key of a placed miss's first blocks → its worker and when (oldest first). */
+  readonly #pending = new Map<number, { readonly url: string; readonly at: number }>();
   /** `missPlacement: 'ring'`: places misses. */
   readonly #placement: PrefixHashPolicy | undefined;
 
@@ -247,6 +279,7 @@ export class CacheAwarePolicy implements Policy {
     this.#absThreshold = o.balanceAbsThreshold;
     this.#relThreshold = o.balanceRelThreshold;
     this.#loadFactor = o.loadFactor;
+    this.#eventLoadFactor = o.eventLoadFactor;
     this.#loadSlack = o.loadSlack;
     const maxTreeSize = o.maxTreeSize;
     const maxTotalSize = o.maxTotalSize;
@@ -258,6 +291,8 @@ export class CacheAwarePolicy implements Policy {
     this.#loads = new LoadTable(clock, o.staleAfterMs);
     this.#scan = new CandidateScan(spread, ceiling);
     this.#blockKeys = new BlockKeyCursor(this.#pageSize);
+    this.#clock = clock;
+    this.#pendingTtlMs = o.pendingTtlMs;
     this.#caches = new ModelCaches(maxTreeSize, maxTotalSize, this.#pageSize);
     this.#placement = o.missPlacement === 'ring' ? prefixHashPlacement() : undefined;
   }
@@ -294,15 +329,13 @@ export class CacheAwarePolicy implements Policy {
     const events = cache?.events;
     if (events !== undefined && !events.empty && tokens !== undefined) {
       const best = this.#bestOverlap(workers, events, tokens);
-      if (best >= 0) return this.#count(workers, best, OVERLAP);
-      // Holders were read (all unavailable): the pass skips them; the ring walk would not.
-      const miss =
-        best === -2
-          ? this.#pass(workers)
-            ? this.#scan.leastLoaded
-            : -1
-          : this.#missIndex(workers, req);
-      return miss < 0 ? undefined : this.#count(workers, miss, MISS);
+      if (best >= 0) {
+        if (!this.#overBound(workers, scan.loadOf(best), this.#eventLoadFactor))
+          return this.#count(workers, best, OVERLAP);
+        // A hot prefix gains another holder.
+        return this.#pass(workers) ? this.#count(workers, scan.leastLoaded, OVERLOADED) : undefined;
+      }
+      return this.#eventMiss(workers, req, best === -2);
     }
     if (key === undefined) {
       return this.#leastLoaded(workers, MISS, model, cache, kind, undefined, req);
@@ -461,8 +494,7 @@ export class CacheAwarePolicy implements Policy {
   }
 
   /** Whether a holder with `load` in flight is over the hit bound (counting this request). */
-  #overBound(workers: readonly Worker[], load: number): boolean {
-    const factor = this.#loadFactor;
+  #overBound(workers: readonly Worker[], load: number, factor = this.#loadFactor): boolean {
     if (factor === Number.POSITIVE_INFINITY) return false;
     const total = this.#scan.viewOf(workers).totalLoad();
     const cap = Math.ceil((factor * (total + 1)) / workers.length) + this.#loadSlack;
@@ -521,6 +553,42 @@ export class CacheAwarePolicy implements Policy {
         this.#insert(workers, model, cache, kind, key, workers[index]!.url);
     }
     return this.#count(workers, index, reason);
+  }
+
+  /**
+   * Event mode, no worker reported holding the prompt's first block: a placement of this
+   * router's whose events are still due (`pendingTtlMs`), else the miss placement, remembered.
+   * `read`: holders were read (all unavailable), so the ring walk, which would read them again,
+   * gives way to the pass.
+   */
+  #eventMiss(
+    workers: readonly Worker[],
+    req: SelectRequest | undefined,
+    read: boolean,
+  ): Worker | undefined {
+    const scan = this.#scan;
+    const key = this.#pendingTtlMs > 0 ? this.#blockKeys.prefixKey() : -1;
+    const now = key < 0 ? 0 : this.#clock();
+    if (key >= 0) {
+      const placed = this.#pending.get(key);
+      if (placed !== undefined && now - placed.at <= this.#pendingTtlMs) {
+        const i = scan.leastLoadedOf(workers, [placed.url]);
+        if (i >= 0) return this.#count(workers, i, HIT);
+      }
+    }
+    const miss = read
+      ? this.#pass(workers)
+        ? scan.leastLoaded
+        : -1
+      : this.#missIndex(workers, req);
+    if (miss < 0) return undefined;
+    if (key >= 0) {
+      const pending = this.#pending;
+      pending.delete(key);
+      pending.set(key, { url: workers[miss]!.url, at: now });
+      if (pending.size > MAX_PENDING) pending.delete(pending.keys().next().value!);
+    }
+    return this.#count(workers, miss, MISS);
   }
 
   #count(workers: readonly Worker[], index: number, reason: number): Worker | undefined {

@@ -424,6 +424,59 @@ describe('cache_aware: event-driven mode', () => {
     for (const lease of leases) lease.release();
   });
 
+  it('a miss placed while its events are due draws the same prompt to the same worker (pendingTtlMs)', async () => {
+    // Arrange: event mode is on for the model (another prompt's blocks are known); a new prompt
+    // is placed on the least-loaded worker, which then gets busier before its engine reports it.
+    const { workers } = await eventFleet();
+    let now = 0;
+    const make = (pendingTtlMs?: number) =>
+      createPolicy('cache_aware', {
+        missPlacement: 'least_load',
+        clock: () => now,
+        ...(pendingTtlMs === undefined ? {} : { pendingTtlMs }),
+      });
+    const other = blockHashes(prompt.map((t) => t + 7));
+    for (const ttl of [undefined, 0] as const) {
+      const policy = make(ttl);
+      policy.applyKvEvents(workers[3]!.url, [{ type: 'stored', model: 'm', hashes: other }]);
+      const first = policy.select(workers, { model: 'm', tokens: prompt })!;
+      const leases = load(first, 2);
+      const again = policy.select(workers, { model: 'm', tokens: prompt });
+      // Act / Assert: with the default TTL the placement holds; with 0 the prompt moves.
+      if (ttl === undefined) {
+        expect(again).toBe(first);
+        expect(policy.stats().reasons.cache_hit).toBe(1);
+        now += 10_001; // past the TTL: a miss again, placed on the least-loaded worker
+        expect(policy.select(workers, { model: 'm', tokens: prompt })).not.toBe(first);
+      } else {
+        expect(again).not.toBe(first);
+        expect(policy.stats().reasons.cache_hit).toBe(0);
+      }
+      for (const lease of leases) lease.release();
+      policy.close();
+    }
+  });
+
+  it('a holder over the event-mode bound loses the request to the least-loaded worker (eventLoadFactor)', async () => {
+    const { workers, hashes } = await eventFleet();
+    for (const eventLoadFactor of [3, Number.POSITIVE_INFINITY]) {
+      const policy = createPolicy('cache_aware', { eventLoadFactor, balanceAbsThreshold: 1_000 });
+      policy.applyKvEvents(workers[2]!.url, [{ type: 'stored', model: 'm', hashes }]);
+      // 4 in flight on the holder: the cap is ceil(3 × 5 / 4) = 4, and 4 + 1 exceeds it.
+      const leases = load(workers[2]!, 4);
+      const chosen = policy.select(workers, { model: 'm', tokens: prompt });
+      if (eventLoadFactor === 3) {
+        expect(chosen).not.toBe(workers[2]);
+        expect(policy.stats().reasons.holder_overloaded).toBe(1);
+      } else {
+        expect(chosen).toBe(workers[2]);
+        expect(policy.stats().reasons.event_overlap).toBe(1);
+      }
+      for (const lease of leases) lease.release();
+      policy.close();
+    }
+  });
+
   it('removed and cleared blocks stop counting', async () => {
     const { workers, policy, hashes } = await eventFleet();
     policy.applyKvEvents(workers[2]!.url, [{ type: 'stored', model: 'm', hashes }]);
