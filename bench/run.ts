@@ -28,6 +28,7 @@ const BENCHMARKS = [
   'cache-aware',
   'kv-events',
   'event-select',
+  'kv-subscriber',
   'simulator',
   'prometheus-parse',
   'time-to-ready',
