@@ -10,7 +10,6 @@
 import { blockHashHalves, blockKey, hashOfHalves } from '../cache/block-hashes.js';
 import type { KvEvent } from '../cache/kv-event-store.js';
 import { invalidArgument } from '../core/errors.js';
-import { loadedHasher, loadHasher } from '../core/hash.js';
 import { integer, OptionTable } from '../core/option-table.js';
 import type { EngineEvent } from './batch-decoder.js';
 
@@ -130,7 +129,6 @@ export class KvEventTranslator {
   readonly #model: string | undefined;
   readonly #maxBlocks: number;
   readonly #blocks = new Map<bigint, BlockEntry>();
-  #scratch: Uint32Array;
   #hi = new Uint32Array(64);
   #lo = new Uint32Array(64);
   #storedBlocks = 0;
@@ -142,22 +140,16 @@ export class KvEventTranslator {
   readonly #skipped = { group: 0, medium: 0, extraKeys: 0, blockSize: 0, tokens: 0 };
 
   /**
-   * A translator whose hash function has loaded: use this rather than the constructor.
+   * The same as the constructor, as a promise (the block hasher needs no loading; this stays for
+   * callers written when it did).
    *
    * @throws {@link FleetRouteError} `INVALID_ARGUMENT` (as a rejection) naming a bad option.
    */
   static async create(options: KvEventTranslatorOptions = {}): Promise<KvEventTranslator> {
-    const translator = new KvEventTranslator(options);
-    await loadHasher();
-    return translator;
+    return new KvEventTranslator(options);
   }
 
-  /**
-   * Prefer {@link KvEventTranslator.create}: `translate` throws until the hash function has
-   * loaded.
-   *
-   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad option.
-   */
+  /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad option. */
   constructor(options: KvEventTranslatorOptions = {}) {
     const o = KV_TRANSLATOR_OPTIONS.read(options);
     const model = (options as { model?: unknown }).model;
@@ -167,7 +159,6 @@ export class KvEventTranslator {
     this.#pageSize = o.pageSize;
     this.#maxBlocks = o.maxBlocks;
     this.#model = model;
-    this.#scratch = new Uint32Array(2 + o.pageSize);
   }
 
   /** Engine blocks remembered now. */
@@ -240,12 +231,6 @@ export class KvEventTranslator {
   }
 
   #run(events: readonly EngineEvent[], out: Emitter): void {
-    const hasher = loadedHasher();
-    if (hasher === undefined) {
-      throw invalidArgument(
-        'KvEventTranslator: the hash function is still loading; build it with await KvEventTranslator.create()',
-      );
-    }
     for (const event of events) {
       if (event.type === 'cleared') {
         this.#blocks.clear();
@@ -254,7 +239,7 @@ export class KvEventTranslator {
       } else if (event.type === 'removed') {
         this.#remove(event.hashes, out);
       } else {
-        this.#store(hasher, event, out);
+        this.#store(event, out);
       }
     }
   }
@@ -264,11 +249,7 @@ export class KvEventTranslator {
     this.#blocks.clear();
   }
 
-  #store(
-    hasher: NonNullable<ReturnType<typeof loadedHasher>>,
-    event: Extract<EngineEvent, { type: 'stored' }>,
-    out: Emitter,
-  ): void {
+  #store(event: Extract<EngineEvent, { type: 'stored' }>, out: Emitter): void {
     const skipped = this.#skipped;
     const page = this.#pageSize;
     if (
@@ -315,7 +296,7 @@ export class KvEventTranslator {
     }
     const hi = this.#hi;
     const lo = this.#lo;
-    blockHashHalves(hasher, event.tokenIds, page, total, this.#scratch, hi, lo, seedHi, seedLo);
+    blockHashHalves(event.tokenIds, page, total, hi, lo, seedHi, seedLo);
     const model = event.loraName ?? this.#model;
     for (let b = 0; b < count; b++) {
       const keys = new Uint32Array(2 * perBlock);

@@ -8,7 +8,6 @@
 import { BlockKeyCursor } from '../cache/block-hashes.js';
 import { KvBlockIndex, type KvEvent, readKvEvent } from '../cache/kv-event-store.js';
 import type { RadixTree } from '../cache/radix-tree.js';
-import { loadedHasher } from '../core/hash.js';
 import { custom, duration, integer, number, oneOf } from '../core/option-table.js';
 import { fail, readNumber } from '../core/options.js';
 import type { LoadReport } from '../workers/load-report.js';
@@ -617,8 +616,6 @@ export class CacheAwarePolicy implements Policy {
     events: KvBlockIndex,
     tokens: ArrayLike<number>,
   ): number {
-    const hasher = loadedHasher();
-    if (hasher === undefined) return -1;
     const keys = this.#blockKeys;
     keys.reset(tokens, this.#maxEventBlocks);
     return this.#scan.bestHolders(workers, keys, events);

@@ -10,7 +10,6 @@
 import { blockHashHalves, blockKey } from '../cache/block-hashes.js';
 import type { KvEvent } from '../cache/kv-event-store.js';
 import { invalidArgument } from '../core/errors.js';
-import { loadedHasher } from '../core/hash.js';
 import type { Policy } from '../policies/policy.js';
 import type { Engine } from './engine.js';
 import type { BlockObserver } from './prefix-cache.js';
@@ -80,7 +79,6 @@ export class KvEventFeed {
   /** Per engine: closed batches not yet delivered, oldest first from `#heads[w]`. */
   readonly #sent: Batch[][];
   readonly #heads: number[];
-  readonly #scratch: Uint32Array;
   #hi = new Uint32Array(256);
   #lo = new Uint32Array(256);
 
@@ -121,7 +119,6 @@ export class KvEventFeed {
     this.#open = urls.map(() => undefined);
     this.#sent = urls.map(() => []);
     this.#heads = urls.map(() => 0);
-    this.#scratch = new Uint32Array(2 + settings.pageSize);
   }
 
   /** Observes every engine's cache: each block keeps its fleetroute keys. O(engines). */
@@ -143,8 +140,6 @@ export class KvEventFeed {
    * and, with an answer, the joined tokens.
    */
   tagsOf(prompt: Uint32Array, answer: Uint32Array | undefined, blocks: number): Float64Array {
-    const hasher = loadedHasher();
-    if (hasher === undefined) throw invalidArgument('simulate: the hash function is not loaded');
     let tokens = prompt;
     if (answer !== undefined && answer.length > 0) {
       tokens = new Uint32Array(prompt.length + answer.length);
@@ -158,7 +153,7 @@ export class KvEventFeed {
     }
     const hi = this.#hi;
     const lo = this.#lo;
-    const n = blockHashHalves(hasher, tokens, this.#pageSize, pages, this.#scratch, hi, lo);
+    const n = blockHashHalves(tokens, this.#pageSize, pages, hi, lo);
     const tags = new Float64Array(n);
     for (let i = 0; i < n; i++) tags[i] = blockKey(hi[i]!, lo[i]!);
     return tags;

@@ -6,7 +6,6 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import xxhash from 'xxhash-wasm';
 import { blockHashHalves } from '../../src/cache/block-hashes.js';
-import { loadedHasher } from '../../src/core/hash.js';
 import { blockHashes, FleetRouteError, HashRing } from '../../src/index.js';
 import { runs } from '../helpers/fc-settings.js';
 
@@ -209,17 +208,30 @@ describe('blockHashes', () => {
   });
 });
 
+describe('blockHashes needs nothing loaded', () => {
+  it('hashes synchronously in a fresh process, before any registry or ring exists', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const code = `import { blockHashes } from ${JSON.stringify(new URL('../../src/index.ts', import.meta.url).pathname)};
+      console.log(String(blockHashes(Array.from({ length: 32 }, (_, i) => i))[1]));`;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', code],
+      { timeout: 60_000 },
+    );
+    expect(stdout.trim()).toBe(String(blockHashes(range(32, 0))[1]));
+  });
+});
+
 describe('blockHashHalves', () => {
   it('gives the same hashes as halves, at most limit blocks', () => {
-    const hasher = loadedHasher()!;
     const tokens = range(40, 7);
     const hi = new Uint32Array(10);
     const lo = new Uint32Array(10);
-    const scratch = new Uint32Array(2 + 4);
-    expect(blockHashHalves(hasher, tokens, 4, 10, scratch, hi, lo)).toBe(10);
+    expect(blockHashHalves(tokens, 4, 10, hi, lo)).toBe(10);
     const full = blockHashes(tokens, { pageSize: 4 });
     for (let b = 0; b < 10; b++) expect((BigInt(hi[b]!) << 32n) | BigInt(lo[b]!)).toBe(full[b]);
-    expect(blockHashHalves(hasher, tokens, 4, 3, scratch, hi, lo)).toBe(3);
-    expect(blockHashHalves(hasher, tokens.slice(0, 7), 4, 10, scratch, hi, lo)).toBe(1);
+    expect(blockHashHalves(tokens, 4, 3, hi, lo)).toBe(3);
+    expect(blockHashHalves(tokens.slice(0, 7), 4, 10, hi, lo)).toBe(1);
   });
 });

@@ -8,7 +8,7 @@
 import { encode } from '@msgpack/msgpack';
 import { Publisher, Router } from 'zeromq';
 import { blockHashHalves, blockKey } from '../../../src/cache/block-hashes.js';
-import { loadedHasher, loadHasher } from '../../../src/core/hash.js';
+import { loadHasher } from '../../../src/core/hash.js';
 
 export interface FakeEngineOptions {
   /** Serve a replay socket. */
@@ -121,17 +121,7 @@ export class EngineModel {
     const total = count * perBlock;
     const hi = new Uint32Array(total);
     const lo = new Uint32Array(total);
-    blockHashHalves(
-      loadedHasher()!,
-      tokens,
-      page,
-      total,
-      new Uint32Array(2 + page),
-      hi,
-      lo,
-      seedHi,
-      seedLo,
-    );
+    blockHashHalves(tokens, page, total, hi, lo, seedHi, seedLo);
     let prev = parent;
     for (let b = 0; b < count; b++) {
       const hash = this.#nextHash++;
