@@ -41,6 +41,14 @@ export interface JobMessage {
   readonly progress: boolean;
 }
 
+/**
+ * @internal Tells an idle worker thread to stop: it closes its port and exits by itself (a
+ * `terminate()` of a thread V8 may still be working in can abort the process on Node 20).
+ */
+export interface StopMessage {
+  readonly stop: true;
+}
+
 /** @internal An error, as posted from a worker thread. */
 export interface PostedError {
   readonly name: string;

@@ -11,6 +11,7 @@ import {
   type JobMessage,
   postError,
   runPlan,
+  type StopMessage,
   type WorkerMessage,
   type WorkerSetup,
 } from './compare-job.js';
@@ -33,7 +34,11 @@ if (port !== null) {
   }
   if (workload !== undefined) {
     const rebuilt = workload;
-    port.on('message', (message: JobMessage) => {
+    port.on('message', (message: JobMessage | StopMessage) => {
+      if ('stop' in message) {
+        port.close();
+        return;
+      }
       const { job } = message;
       const onProgress = message.progress
         ? (completed: number, total: number) => post({ type: 'progress', job, completed, total })

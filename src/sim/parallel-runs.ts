@@ -15,6 +15,7 @@ import {
   planData,
   revivedError,
   runPlan,
+  type StopMessage,
   type WorkerMessage,
   type WorkerSetup,
 } from './compare-job.js';
@@ -135,6 +136,8 @@ class WorkerPool {
   readonly #onProgress: ((job: number, completed: number, total: number) => void) | undefined;
   readonly #runs: PolicyRun[] = [];
   readonly #workers = new Set<Worker>();
+  /** Workers running a job now. */
+  readonly #busy = new Set<Worker>();
   #next = 0;
   #done = 0;
   #live = 0;
@@ -184,7 +187,10 @@ class WorkerPool {
       gone = true;
       this.#live--;
       this.#workers.delete(worker);
-      void worker.terminate();
+      this.#busy.delete(worker);
+      // Idle (no job given, or its result in): let it exit by itself; else stop it now.
+      if (current < 0) stop(worker);
+      else void worker.terminate();
       if (this.#live === 0 && !this.#settled && this.#next < this.#jobs.length) this.#runRest();
     };
     const give = (): void => {
@@ -194,6 +200,7 @@ class WorkerPool {
         return;
       }
       current = this.#next++;
+      this.#busy.add(worker);
       const job = this.#jobs[current]!;
       const message: JobMessage = {
         job: current,
@@ -224,6 +231,7 @@ class WorkerPool {
         case 'result':
           this.#runs[message.job] = message.run;
           current = -1;
+          this.#busy.delete(worker);
           if (++this.#done === this.#jobs.length) this.#finish();
           else give();
           break;
@@ -271,8 +279,22 @@ class WorkerPool {
     this.#reject(error);
   }
 
+  /** Stops every worker: idle ones by message, busy ones (a failed comparison) at once. */
   #stopAll(): void {
-    for (const worker of this.#workers) void worker.terminate();
+    for (const worker of this.#workers) {
+      if (this.#busy.has(worker)) void worker.terminate();
+      else stop(worker);
+    }
     this.#workers.clear();
+  }
+}
+
+/** Asks an idle worker thread to exit by itself (see `StopMessage`). */
+function stop(worker: Worker): void {
+  const message: StopMessage = { stop: true };
+  try {
+    worker.postMessage(message);
+  } catch {
+    // Already gone.
   }
 }
