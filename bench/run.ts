@@ -29,6 +29,7 @@ const BENCHMARKS = [
   'kv-events',
   'event-select',
   'kv-subscriber',
+  'router-observe',
   'simulator',
   'prometheus-parse',
   'time-to-ready',

@@ -31,6 +31,7 @@ export type { PassthroughConfig } from './policies/passthrough.js';
 export { PassthroughPolicy } from './policies/passthrough.js';
 export type {
   Policy,
+  PolicyExplanation,
   PolicyName,
   RequestLeg,
   SelectRequest,
@@ -83,6 +84,19 @@ export type { HealthConfig, ResolvedHealthConfig } from './resilience/health-con
 export type { ResolvedRetryConfig, RetryConfig } from './resilience/retry-config.js';
 export type { HashRingOptions, RingAccept, RingLoadOf } from './ring/hash-ring.js';
 export { DEFAULT_VIRTUAL_NODES, HashRing } from './ring/hash-ring.js';
+export type {
+  AttemptEvent,
+  CircuitChangedEvent,
+  DecisionEvent,
+  LoadsPolledEvent,
+  NoWorkerEvent,
+  ProbeEvent,
+  RetryScheduledEvent,
+  RouterEventMap,
+  RouterObservation,
+  RouterObservationType,
+  WorkerStatusEvent,
+} from './router/observations.js';
 export type { ReadyOptions } from './router/readiness.js';
 export { backoffDelay } from './router/retry.js';
 export type {
@@ -95,12 +109,7 @@ export type {
   ShouldRetry,
 } from './router/retry-decision.js';
 export { defaultShouldRetry } from './router/retry-decision.js';
-export type {
-  CircuitChangedEvent,
-  LeasePair,
-  RouterEventMap,
-  RouterStats,
-} from './router/router.js';
+export type { LeasePair, RouterStats } from './router/router.js';
 export { Router } from './router/router.js';
 export type {
   LoadPollingConfig,

@@ -21,7 +21,7 @@ import {
   type TreeKind,
   treeOf,
 } from './cache-aware/model-caches.js';
-import type { Policy, SelectRequest } from './policy.js';
+import type { Policy, PolicyExplanation, SelectRequest } from './policy.js';
 import { type PrefixHashPolicy, prefixHashPlace, prefixHashPlacement } from './prefix-hash.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isImbalanced } from './support/imbalance.js';
@@ -264,6 +264,12 @@ export class CacheAwarePolicy implements Policy {
   #available = false;
   #closed = false;
   readonly #blockKeys: BlockKeyCursor;
+  /** What {@link CacheAwarePolicy.explain} returns: the last select's reason and match. */
+  readonly #explained: { branch: CacheAwareReason; matched: number | undefined } = {
+    branch: 'cache_miss',
+    matched: undefined,
+  };
+  #explainable = false;
   readonly #clock: () => number;
   readonly #pendingTtlMs: number;
   /** Event mode: the key of a placed miss's first blocks → its worker and when (oldest first). */
@@ -301,6 +307,8 @@ export class CacheAwarePolicy implements Policy {
     const scan = this.#scan;
     scan.begin(workers.length);
     this.#passed = false;
+    this.#explained.matched = undefined;
+    this.#explainable = false;
     const req = typeof request === 'object' && request !== null ? request : undefined;
     const tokens = readTokens(req?.tokens);
     const text =
@@ -343,6 +351,7 @@ export class CacheAwarePolicy implements Policy {
     // The model's first request of this kind: a miss, and the insert creates the tree.
     if (tree === undefined) return this.#leastLoaded(workers, MISS, model, cache, kind, key, req);
     const match = tree.match(key);
+    if (match.length > 0) this.#explained.matched = match.matched / match.length;
     if (match.length === 0) {
       return this.#leastLoaded(workers, MISS, model, cache, kind, undefined, req);
     }
@@ -419,6 +428,16 @@ export class CacheAwarePolicy implements Policy {
     if (type === 'stored') cache.events.store(workerUrl, keys);
     else cache.events.remove(workerUrl, keys);
     this.#caches.settle(cache);
+  }
+
+  /**
+   * The last `select`'s reason (`branch`, one of {@link CacheAwareReason}) and, when a tree
+   * match was scored, the share of the request it covered (`matched`); `undefined` before the
+   * first pick or after a `select` that picked nothing. The object is reused: read it at once.
+   * O(1).
+   */
+  explain(): PolicyExplanation | undefined {
+    return this.#explainable ? this.#explained : undefined;
   }
 
   /** Load reports, read by the KV-usage triggers when they are on. */
@@ -592,6 +611,8 @@ export class CacheAwarePolicy implements Policy {
 
   #count(workers: readonly Worker[], index: number, reason: number): Worker | undefined {
     this.#reasons[reason]!++;
+    this.#explained.branch = REASONS[reason]!;
+    this.#explainable = true;
     return pick(workers, index);
   }
 

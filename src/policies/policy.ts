@@ -56,6 +56,14 @@ export interface SelectRequest {
  *
  * @public
  */
+/** What a policy tells of its last decision (see {@link Policy.explain}). @public */
+export interface PolicyExplanation {
+  /** The branch taken: `cache_aware`'s reason (`cache_hit`, `cache_miss`, …). */
+  readonly branch: string;
+  /** The share of the prompt its match covered (0 … 1), when the branch scored a match. */
+  readonly matched: number | undefined;
+}
+
 export interface Policy {
   /** The policy's name. */
   readonly name: PolicyName;
@@ -65,6 +73,12 @@ export interface Policy {
    * @returns an available member of `workers`, or `undefined` when none fits.
    */
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined;
+  /**
+   * Why the last `select` picked what it did: its branch, and for prefix-matching policies the
+   * share of the prompt matched. The same object is reused by the next `select`: read it at
+   * once. O(1), allocates nothing. Policies that keep no branches leave it out.
+   */
+  explain?(): PolicyExplanation | undefined;
   /** Feeds polled loads, keyed by worker URL. Unknown URLs are kept until `removeWorker`. */
   updateLoads?(reports: ReadonlyMap<string, LoadReport>): void;
   /** Forgets everything held for one worker. */

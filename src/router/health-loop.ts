@@ -56,6 +56,10 @@ export class HealthLoop {
   readonly #limiter: TaskLimiter;
   readonly #workers = new Map<string, Probed>();
   readonly stats: HealthLoopStats = { probes: 0, failures: 0, timeouts: 0, transitions: 0 };
+  /** Told of every probe's answer, when someone listens (see `Router`'s `probe` event). */
+  readonly #onProbe:
+    | ((worker: Worker, ok: boolean, timedOut: boolean, ms: number) => void)
+    | undefined;
   #closed = false;
 
   constructor(
@@ -63,11 +67,13 @@ export class HealthLoop {
     transport: Transport,
     config: ResolvedHealthConfig,
     maxInFlight: number,
+    onProbe?: (worker: Worker, ok: boolean, timedOut: boolean, ms: number) => void,
   ) {
     this.#registry = registry;
     this.#transport = transport;
     this.#config = config;
     this.#limiter = new TaskLimiter(maxInFlight);
+    this.#onProbe = onProbe;
   }
 
   /** Starts (or restarts, after a replace) probing a worker, with a probe right away. */
@@ -157,12 +163,15 @@ export class HealthLoop {
     this.stats.probes++;
     const scope = new AbortScope(undefined, backgroundTimeout(probed.config.timeoutMs));
     probed.scope = scope;
+    const started = performance.now();
     const healthy = await callWithDeadline(
       (signal) => this.#transport.probe(worker, signal),
       scope,
     );
     if (probed.scope === scope) probed.scope = undefined;
     if (scope.timedOut) this.stats.timeouts++;
+    if (!this.#closed)
+      this.#onProbe?.(worker, healthy === true, scope.timedOut, performance.now() - started);
     // Stopped, closed or replaced meanwhile: the answer no longer applies.
     if (probed.stopped || this.#closed || probed.generation !== generation) return;
     this.#answer(probed, healthy === true, revision);

@@ -32,7 +32,12 @@ export class LoadPoller {
   readonly #registry: WorkerRegistry;
   readonly #loads: NonNullable<Transport['loads']>;
   readonly #config: ResolvedLoadPollingConfig;
-  readonly #deliver: (reports: ReadonlyMap<string, LoadReport>) => void;
+  /** Hands a round's reports on, with how many workers were polled and how long it took. */
+  readonly #deliver: (
+    reports: ReadonlyMap<string, LoadReport>,
+    polled: number,
+    durationMs: number,
+  ) => void;
   readonly #limiter: TaskLimiter;
   /** The polls in flight, aborted by `close()`. */
   readonly #polls = new AbortScopes();
@@ -47,7 +52,7 @@ export class LoadPoller {
     loads: NonNullable<Transport['loads']>,
     config: ResolvedLoadPollingConfig,
     maxInFlight: number,
-    deliver: (reports: ReadonlyMap<string, LoadReport>) => void,
+    deliver: (reports: ReadonlyMap<string, LoadReport>, polled: number, durationMs: number) => void,
   ) {
     this.#registry = registry;
     this.#loads = loads;
@@ -70,6 +75,7 @@ export class LoadPoller {
     if (this.#closed) return;
     this.#running = true;
     this.stats.rounds++;
+    const started = performance.now();
     const reports = new Map<string, LoadReport>();
     const ready = this.#registry.getAll().filter((w) => w.status === 'ready');
     await Promise.all(
@@ -88,7 +94,7 @@ export class LoadPoller {
     this.#running = false;
     if (this.#closed) return;
     this.stats.reports += reports.size;
-    this.#deliver(reports);
+    this.#deliver(reports, ready.length, performance.now() - started);
   }
 
   /** Stops the rounds and aborts every poll in flight. */

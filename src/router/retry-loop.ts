@@ -33,6 +33,26 @@ export interface RetryCall<T> {
 }
 
 /** @internal What the router lends every loop: one object per router, shared by its calls. */
+/** @internal Told of a call's attempts and retries, when someone listens. */
+export interface RetryObserver {
+  attempt(
+    worker: Worker,
+    attempt: number,
+    outcome: 'success' | 'status' | 'error' | 'aborted',
+    status: number | undefined,
+    error: unknown,
+    durationMs: number,
+  ): void;
+  retry(
+    worker: Worker,
+    attempt: number,
+    delayMs: number,
+    cause: 'status' | 'error',
+    status: number | undefined,
+  ): void;
+  noWorker(): void;
+}
+
 export interface RetryHost {
   /** The policy of `request`'s model over its workers, without the `tried` ones. */
   pick(request: SelectRequest, tried: ReadonlySet<Worker>): Worker | undefined;
@@ -43,6 +63,8 @@ export interface RetryHost {
   readonly random: () => number;
   readonly shouldRetry: ShouldRetry | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
+  /** The observer of a call (asked once per call); `undefined` when nobody listens. */
+  observer(request: SelectRequest): RetryObserver | undefined;
 }
 
 /** An attempt that succeeded, or how it failed. */
@@ -68,10 +90,12 @@ export class RetryLoop<T> {
   #response: { readonly value: T } | undefined;
   #error: unknown;
   #byDefault: RetryDecision | undefined;
+  readonly #observer: RetryObserver | undefined;
 
   constructor(call: RetryCall<T>, host: RetryHost) {
     this.#call = call;
     this.#host = host;
+    this.#observer = host.observer(call.request);
   }
 
   /**
@@ -97,6 +121,13 @@ export class RetryLoop<T> {
       if (signal.aborted) throw signal.reason; // the decision may have aborted the call
       if (delayMs === false) break;
       this.#host.count('retries');
+      this.#observer?.retry(
+        attempted.worker,
+        attempt,
+        delayMs,
+        attempted.kind,
+        attempted.kind === 'status' ? attempted.status : undefined,
+      );
       this.#notify(attempt, delayMs, attempted);
       await sleep(delayMs, signal);
     }
@@ -106,6 +137,36 @@ export class RetryLoop<T> {
 
   /** One attempt on `worker`, its lease released with the outcome. */
   async #attempt(worker: Worker, attempt: number): Promise<Attempted<T>> {
+    const observer = this.#observer;
+    if (observer === undefined) return this.#try(worker, attempt);
+    const started = performance.now();
+    let attempted: Attempted<T>;
+    try {
+      attempted = await this.#try(worker, attempt);
+    } catch (thrown) {
+      const aborted = this.#call.signal.aborted;
+      observer.attempt(
+        worker,
+        attempt,
+        aborted ? 'aborted' : 'error',
+        undefined,
+        aborted ? undefined : thrown,
+        performance.now() - started,
+      );
+      throw thrown;
+    }
+    const ms = performance.now() - started;
+    if (attempted.kind === 'success') {
+      observer.attempt(worker, attempt, 'success', statusOf(attempted.value), undefined, ms);
+    } else if (attempted.kind === 'status') {
+      observer.attempt(worker, attempt, 'status', attempted.status, undefined, ms);
+    } else {
+      observer.attempt(worker, attempt, 'error', undefined, attempted.error, ms);
+    }
+    return attempted;
+  }
+
+  async #try(worker: Worker, attempt: number): Promise<Attempted<T>> {
     const { request, send, signal } = this.#call;
     const lease = this.#host.lease(worker);
     this.#host.count('attempts');
@@ -174,6 +235,7 @@ export class RetryLoop<T> {
 
   #noWorker(): FleetRouteError {
     this.#host.count('noWorker');
+    this.#observer?.noWorker();
     const model = this.#call.request.model;
     return new FleetRouteError(
       'NO_WORKER',

@@ -27,28 +27,21 @@ import { BreakerWatch } from './breaker-watch.js';
 import { HealthLoop } from './health-loop.js';
 import { LoadPoller } from './load-poller.js';
 import { ModelDiscovery } from './model-discovery.js';
+import type {
+  AttemptEvent,
+  DecisionEvent,
+  RetryScheduledEvent,
+  RouterEventMap,
+  RouterObservationType,
+} from './observations.js';
 import { Readiness, type ReadyOptions } from './readiness.js';
 import type { AttemptContext } from './retry-decision.js';
-import { type RetryHost, RetryLoop } from './retry-loop.js';
+import { type RetryHost, RetryLoop, type RetryObserver } from './retry-loop.js';
 import {
   type ResolvedRouterOptions,
   type RouterOptions,
   resolveRouterOptions,
 } from './router-options.js';
-
-/** A worker's circuit breaker changed state. @public */
-export interface CircuitChangedEvent {
-  readonly type: 'circuitChanged';
-  readonly workerId: string;
-  readonly url: string;
-  readonly from: CircuitState;
-  readonly to: CircuitState;
-}
-
-/** Listener signatures of `router.on(...)`. @public */
-export interface RouterEventMap {
-  circuitChanged: (event: CircuitChangedEvent) => void;
-}
 
 /** A prefill lease and a decode lease from {@link Router.selectPair}. @public */
 export interface LeasePair {
@@ -122,6 +115,18 @@ export interface RouterStats {
 export class Router {
   readonly #o: ResolvedRouterOptions;
   readonly #emitter = new EventEmitter<RouterEventMap>();
+  /** Listeners per event type, kept by `on`/`off`: an event nobody listens to is never built. */
+  readonly #listening: Record<RouterObservationType, number> = {
+    circuitChanged: 0,
+    decision: 0,
+    attempt: 0,
+    retry: 0,
+    noWorker: 0,
+    probe: 0,
+    statusChanged: 0,
+    loadsPolled: 0,
+  };
+
   readonly #health: HealthLoop | undefined;
   readonly #loads: LoadPoller | undefined;
   readonly #discovery: ModelDiscovery | undefined;
@@ -174,7 +179,23 @@ export class Router {
     this.#health =
       o.health === undefined
         ? undefined
-        : new HealthLoop(o.registry, o.transport, o.health, o.maxConcurrentProbes);
+        : new HealthLoop(
+            o.registry,
+            o.transport,
+            o.health,
+            o.maxConcurrentProbes,
+            (worker, ok, timedOut, durationMs) => {
+              if (this.#listening.probe === 0) return;
+              this.#observe('probe', {
+                type: 'probe',
+                workerId: worker.id,
+                url: worker.url,
+                ok,
+                timedOut,
+                durationMs,
+              });
+            },
+          );
     this.#loads =
       o.loadPolling === undefined || o.transport.loads === undefined
         ? undefined
@@ -183,15 +204,19 @@ export class Router {
             o.transport.loads.bind(o.transport),
             o.loadPolling,
             o.maxConcurrentProbes,
-            (reports) => this.#deliverLoads(reports),
+            (reports, polled, durationMs) => this.#deliverLoads(reports, polled, durationMs),
           );
     this.#retryHost = {
-      pick: (request, tried) => this.#pick(request, tried),
+      pick: (request, tried) => this.#pick(request, tried, tried.size + 1),
       lease: (worker) => this.#lease(worker),
       count: (what) => this.#count(what),
       random: o.random,
       shouldRetry: o.shouldRetry,
       onRetry: o.onRetry,
+      observer: (request) => {
+        const l = this.#listening;
+        return l.attempt + l.retry + l.noWorker === 0 ? undefined : this.#retryObserver(request);
+      },
     };
     this.#leaks = o.reportLeakedLeases
       ? new FinalizationRegistry((state) => {
@@ -255,15 +280,28 @@ export class Router {
     }
   }
 
-  /** Adds a listener for `circuitChanged`. @returns `this`. */
+  /**
+   * Adds a listener for one kind of observation event (see {@link RouterObservation}): breaker
+   * changes, decisions, attempts, retries, no-worker, probes, status changes, load rounds.
+   * Listeners run synchronously where the event happens (inside `select`, for a decision): keep
+   * them short. One that throws is caught and reported once per listener as a process warning;
+   * routing goes on.
+   *
+   * Cost: nothing for event types nobody listens to — their events are never built. With a
+   * listener on `decision`, a `select` also reads the clock twice and builds one event object.
+   *
+   * @returns `this`.
+   */
   on<K extends keyof RouterEventMap>(type: K, listener: RouterEventMap[K]): this {
     this.#emitter.on(type, listener as never);
+    this.#recount(type);
     return this;
   }
 
   /** Removes a listener. @returns `this`. */
   off<K extends keyof RouterEventMap>(type: K, listener: RouterEventMap[K]): this {
     this.#emitter.off(type, listener as never);
+    this.#recount(type);
     return this;
   }
 
@@ -280,9 +318,10 @@ export class Router {
     if (this.#closed) return undefined;
     const req = readRequest(request);
     this.#selects++;
-    const worker = this.#pick(req, undefined);
+    const worker = this.#pick(req, undefined, 1);
     if (worker === undefined) {
       this.#noWorker++;
+      if (this.#listening.noWorker !== 0) this.#observeNoWorker(req);
       return undefined;
     }
     return this.#lease(worker);
@@ -302,6 +341,7 @@ export class Router {
     });
     if (pair === undefined) {
       this.#noWorker++;
+      if (this.#listening.noWorker !== 0) this.#observeNoWorker(req);
       return undefined;
     }
     return { prefill: this.#lease(pair.prefill), decode: this.#lease(pair.decode) };
@@ -420,7 +460,11 @@ export class Router {
   }
 
   /** The model's policy, over its workers, without `exclude`d ones. */
-  #pick(request: SelectRequest, exclude: ReadonlySet<Worker> | undefined): Worker | undefined {
+  #pick(
+    request: SelectRequest,
+    exclude: ReadonlySet<Worker> | undefined,
+    attempt: number,
+  ): Worker | undefined {
     const registry = this.#o.registry;
     const model = typeof request.model === 'string' ? request.model : undefined;
     const policy =
@@ -431,7 +475,24 @@ export class Router {
     const ring =
       exclude !== undefined && exclude.size > 0 ? registry.getHashRing(model) : undefined;
     if (ring !== undefined) candidates = candidates.filter((w) => !exclude!.has(w));
-    return policy.select(candidates, ring === undefined ? request : { ...request, ring });
+    const req = ring === undefined ? request : { ...request, ring };
+    if (this.#listening.decision === 0) return policy.select(candidates, req);
+    const started = performance.now();
+    const worker = policy.select(candidates, req);
+    const durationMs = performance.now() - started;
+    const why = policy.explain?.();
+    const event: DecisionEvent = {
+      type: 'decision',
+      model,
+      policy: policy.name,
+      worker,
+      branch: why?.branch,
+      matched: why?.matched,
+      attempt,
+      durationMs,
+    };
+    this.#observe('decision', event);
+    return worker;
   }
 
   /**
@@ -470,7 +531,11 @@ export class Router {
     return [...new Set([o.policy, ...o.policies.values(), o.prefillPolicy, o.decodePolicy])];
   }
 
-  #deliverLoads(reports: ReadonlyMap<string, LoadReport>): void {
+  #deliverLoads(
+    reports: ReadonlyMap<string, LoadReport>,
+    polled: number,
+    durationMs: number,
+  ): void {
     for (const policy of this.#policies()) {
       try {
         policy.updateLoads?.(reports);
@@ -478,6 +543,78 @@ export class Router {
         // A policy that throws on reports must not stop the others or the loop.
       }
     }
+    if (this.#listening.loadsPolled !== 0) {
+      this.#observe('loadsPolled', {
+        type: 'loadsPolled',
+        reports: reports.size,
+        failed: polled - reports.size,
+        durationMs,
+      });
+    }
+  }
+
+  #recount(type: RouterObservationType): void {
+    this.#listening[type] = this.#emitter.listenerCount(type);
+  }
+
+  /**
+   * Emits an observation; a listener that throws is reported once per listener (a process
+   * warning) and routing goes on.
+   */
+  #observe<K extends RouterObservationType>(
+    type: K,
+    event: Parameters<RouterEventMap[K]>[0],
+  ): void {
+    const listeners = this.#emitter.listeners(type) as ((e: typeof event) => void)[];
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        warnListener(listener, type, error);
+      }
+    }
+  }
+
+  #observeNoWorker(request: SelectRequest): void {
+    const model = typeof request.model === 'string' ? request.model : undefined;
+    this.#observe('noWorker', { type: 'noWorker', model });
+  }
+
+  /** A call's observer: built per call, and only while someone listens. */
+  #retryObserver(request: SelectRequest): RetryObserver {
+    const model = typeof request.model === 'string' ? request.model : undefined;
+    return {
+      attempt: (worker, attempt, outcome, status, error, durationMs) => {
+        if (this.#listening.attempt === 0) return;
+        const event: AttemptEvent = {
+          type: 'attempt',
+          model,
+          worker,
+          attempt,
+          outcome,
+          status,
+          error,
+          durationMs,
+        };
+        this.#observe('attempt', event);
+      },
+      retry: (worker, attempt, delayMs, cause, status) => {
+        if (this.#listening.retry === 0) return;
+        const event: RetryScheduledEvent = {
+          type: 'retry',
+          model,
+          worker,
+          attempt,
+          delayMs,
+          cause,
+          status,
+        };
+        this.#observe('retry', event);
+      },
+      noWorker: () => {
+        if (this.#listening.noWorker !== 0) this.#observe('noWorker', { type: 'noWorker', model });
+      },
+    };
   }
 
   #handle(event: WorkerEvent): void {
@@ -497,6 +634,15 @@ export class Router {
       case 'statusChanged':
         this.#health?.statusChanged(event.worker);
         this.#discovery?.consider(event.worker);
+        if (this.#listening.statusChanged !== 0) {
+          this.#observe('statusChanged', {
+            type: 'statusChanged',
+            workerId: event.workerId,
+            url: event.worker.url,
+            from: event.from,
+            to: event.to,
+          });
+        }
         break;
     }
     this.#readiness.check();
@@ -533,3 +679,15 @@ function readRequest(request: unknown): SelectRequest {
 }
 
 const EMPTY_REQUEST: SelectRequest = Object.freeze({});
+
+/** Listeners already reported as throwing (one warning each). */
+const warned = new WeakSet<object>();
+
+function warnListener(listener: object, type: string, error: unknown): void {
+  if (warned.has(listener)) return;
+  warned.add(listener);
+  const reason = error instanceof Error ? error.message : String(error);
+  process.emitWarning(`a router '${type}' listener threw (${reason}); routing goes on`, {
+    code: 'FLEETROUTE_LISTENER_THREW',
+  });
+}

@@ -24,6 +24,7 @@ const DOCS = [
   'docs/policies.md',
   'docs/quality.md',
   'docs/kv-events.md',
+  'docs/observability.md',
 ];
 
 interface Snippet {

@@ -1,0 +1,141 @@
+/**
+ * What a `Router` reports as it routes: typed observation events, built only when someone
+ * listens, for metrics, traces and logs.
+ *
+ * @module
+ */
+import type { PolicyName } from '../policies/policy.js';
+import type { CircuitState } from '../resilience/circuit-breaker.js';
+import type { Worker } from '../workers/worker.js';
+import type { WorkerStatus } from '../workers/worker-spec.js';
+
+/** A worker's circuit breaker changed state. @public */
+export interface CircuitChangedEvent {
+  readonly type: 'circuitChanged';
+  readonly workerId: string;
+  readonly url: string;
+  readonly from: CircuitState;
+  readonly to: CircuitState;
+}
+
+/**
+ * A policy picked a worker (or none) for a request: `router.select`, and every attempt of
+ * `router.execute`.
+ *
+ * @public
+ */
+export interface DecisionEvent {
+  readonly type: 'decision';
+  /** The request's model (`undefined`: none named). */
+  readonly model: string | undefined;
+  /** The policy that decided. */
+  readonly policy: PolicyName;
+  /** The worker picked; `undefined` when none was available. */
+  readonly worker: Worker | undefined;
+  /**
+   * Why, as the policy tells it (`Policy.explain`): `cache_aware`'s reason (`cache_hit`,
+   * `cache_miss`, `event_overlap`, …); `undefined` for policies that do not say.
+   */
+  readonly branch: string | undefined;
+  /** `cache_aware`: the share of the prompt its match covered (0 … 1), when it matched. */
+  readonly matched: number | undefined;
+  /** 1 for `select` and a call's first attempt; 2, 3, … for retries. */
+  readonly attempt: number;
+  /** Time the policy took to decide, in ms (`performance.now` resolution). */
+  readonly durationMs: number;
+}
+
+/** One attempt of `router.execute` ended. @public */
+export interface AttemptEvent {
+  readonly type: 'attempt';
+  readonly model: string | undefined;
+  readonly worker: Worker;
+  readonly attempt: number;
+  /**
+   * `success`: `send` resolved with a success; `status`: it resolved with a failure status
+   * (the breaker's `failureStatuses`); `error`: it threw; `aborted`: the caller's signal ended it.
+   */
+  readonly outcome: 'success' | 'status' | 'error' | 'aborted';
+  /** The response's status, when it had one. */
+  readonly status: number | undefined;
+  /** What `send` threw, for `error`. */
+  readonly error: unknown;
+  /** From the lease to the outcome, in ms. */
+  readonly durationMs: number;
+}
+
+/** `router.execute` will try another worker after `delayMs`. @public */
+export interface RetryScheduledEvent {
+  readonly type: 'retry';
+  readonly model: string | undefined;
+  /** The worker of the failed attempt. */
+  readonly worker: Worker;
+  /** The failed attempt's number. */
+  readonly attempt: number;
+  readonly delayMs: number;
+  /** What failed: a failure status, or a thrown error. */
+  readonly cause: 'status' | 'error';
+  readonly status: number | undefined;
+}
+
+/** No worker was available for a request. @public */
+export interface NoWorkerEvent {
+  readonly type: 'noWorker';
+  readonly model: string | undefined;
+}
+
+/** A health probe answered (or failed, or timed out). @public */
+export interface ProbeEvent {
+  readonly type: 'probe';
+  readonly workerId: string;
+  readonly url: string;
+  readonly ok: boolean;
+  /** The probe was cut off by the health config's `timeoutMs`. */
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+}
+
+/** A worker's status changed (the registry's `statusChanged`, forwarded). @public */
+export interface WorkerStatusEvent {
+  readonly type: 'statusChanged';
+  readonly workerId: string;
+  readonly url: string;
+  readonly from: WorkerStatus;
+  readonly to: WorkerStatus;
+}
+
+/** A load-polling round delivered its reports to the policies. @public */
+export interface LoadsPolledEvent {
+  readonly type: 'loadsPolled';
+  /** Workers whose report arrived in this round. */
+  readonly reports: number;
+  /** Workers polled whose report did not (failed, timed out, or unreadable). */
+  readonly failed: number;
+  readonly durationMs: number;
+}
+
+/** Every observation event of a `Router`, discriminated on `type`. @public */
+export type RouterObservation =
+  | CircuitChangedEvent
+  | DecisionEvent
+  | AttemptEvent
+  | RetryScheduledEvent
+  | NoWorkerEvent
+  | ProbeEvent
+  | WorkerStatusEvent
+  | LoadsPolledEvent;
+
+/** Listener signatures of `router.on(...)`: one per event `type`. @public */
+export interface RouterEventMap {
+  circuitChanged: (event: CircuitChangedEvent) => void;
+  decision: (event: DecisionEvent) => void;
+  attempt: (event: AttemptEvent) => void;
+  retry: (event: RetryScheduledEvent) => void;
+  noWorker: (event: NoWorkerEvent) => void;
+  probe: (event: ProbeEvent) => void;
+  statusChanged: (event: WorkerStatusEvent) => void;
+  loadsPolled: (event: LoadsPolledEvent) => void;
+}
+
+/** The `type` of a {@link RouterObservation}. @public */
+export type RouterObservationType = keyof RouterEventMap;

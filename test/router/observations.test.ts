@@ -1,0 +1,232 @@
+/**
+ * The Router's observation events: a decision per pick (with `cache_aware`'s branch and matched
+ * share), each attempt's outcome, each retry, no-worker, probes, status changes and load rounds
+ * — built only when someone listens, and a listener that throws never breaks routing.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  type AttemptEvent,
+  createPolicy,
+  type DecisionEvent,
+  type Policy,
+  type RetryScheduledEvent,
+  Router,
+  type RouterObservation,
+  type Transport,
+  type Worker,
+  WorkerRegistry,
+} from '../../src/index.js';
+import { routerFleet } from '../support/router-fleet.js';
+
+const open: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+  vi.useRealTimers();
+});
+
+function record(router: Router, ...types: RouterObservation['type'][]): RouterObservation[] {
+  const seen: RouterObservation[] = [];
+  for (const type of types) router.on(type, (e: RouterObservation) => void seen.push(e));
+  return seen;
+}
+
+describe('Router observations', () => {
+  it('a decision per select: the policy, the worker, cache_aware’s branch and matched share', async () => {
+    const { router, registry } = await routerFleet(3, { policy: 'cache_aware' });
+    open.push(router, registry);
+    const seen = record(router, 'decision');
+    const text = 'You are a helpful assistant. '.repeat(20);
+    const first = router.select({ model: 'm', text });
+    first?.release();
+    const again = router.select({ model: 'm', text: `${text}And one more question.` });
+    again?.release();
+
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toMatchObject({
+      type: 'decision',
+      model: 'm',
+      policy: 'cache_aware',
+      worker: first!.worker,
+      branch: 'cache_miss',
+      attempt: 1,
+    });
+    expect(seen[1]).toMatchObject({ branch: 'cache_hit', worker: first!.worker });
+    const matched = (seen[1] as { matched: number }).matched;
+    expect(matched).toBeGreaterThan(0.9);
+    expect(matched).toBeLessThan(1);
+    for (const e of seen)
+      expect((e as { durationMs: number }).durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('nobody listening: no event is built, and the policy is never asked to explain', async () => {
+    const inner = createPolicy('round_robin');
+    const explain = vi.fn(() => ({ branch: 'x', matched: undefined }));
+    const policy: Policy = { name: 'round_robin', select: (w) => inner.select(w), explain };
+    const { router, registry } = await routerFleet(2, { policy });
+    open.push(router, registry);
+    router.select({ model: 'm' })?.release();
+    expect(explain).not.toHaveBeenCalled();
+
+    const listener = vi.fn();
+    router.on('decision', listener);
+    router.select({ model: 'm' })?.release();
+    expect(explain).toHaveBeenCalledTimes(1);
+    expect(listener.mock.calls[0]![0]).toMatchObject({ branch: 'x', policy: 'round_robin' });
+
+    router.off('decision', listener);
+    router.select({ model: 'm' })?.release();
+    expect(explain).toHaveBeenCalledTimes(1);
+    expect(listener).toHaveBeenCalledTimes(1);
+  });
+
+  it('execute: a decision and an attempt per try, a retry between them, in order', async () => {
+    const { router, registry } = await routerFleet(2, {
+      retry: { maxAttempts: 3, initialBackoffMs: 1, maxBackoffMs: 1 },
+    });
+    open.push(router, registry);
+    const seen = record(router, 'decision', 'attempt', 'retry');
+    let calls = 0;
+    const result = await router.execute({ model: 'm' }, async () =>
+      ++calls === 1 ? { status: 503 } : { status: 200 },
+    );
+    expect(result).toEqual({ status: 200 });
+
+    expect(seen.map((e) => e.type)).toEqual([
+      'decision',
+      'attempt',
+      'retry',
+      'decision',
+      'attempt',
+    ]);
+    const [d1, a1, r1, d2, a2] = seen as [
+      DecisionEvent,
+      AttemptEvent,
+      RetryScheduledEvent,
+      DecisionEvent,
+      AttemptEvent,
+    ];
+    expect(a1).toMatchObject({
+      outcome: 'status',
+      status: 503,
+      attempt: 1,
+      worker: d1.worker,
+      model: 'm',
+    });
+    expect(r1).toMatchObject({ cause: 'status', status: 503, attempt: 1, worker: d1.worker });
+    expect(r1.delayMs).toBeGreaterThanOrEqual(0);
+    expect(d2).toMatchObject({ attempt: 2 });
+    expect(d2.worker).not.toBe(d1.worker);
+    expect(a2).toMatchObject({ outcome: 'success', status: 200, attempt: 2, worker: d2.worker });
+  });
+
+  it('execute: a thrown error is an error attempt; the caller’s abort an aborted one', async () => {
+    const { router, registry } = await routerFleet(1, { retry: { maxAttempts: 1 } });
+    open.push(router, registry);
+    const seen = record(router, 'attempt');
+    const boom = new Error('socket hang up');
+    await expect(router.execute({ model: 'm' }, async () => Promise.reject(boom))).rejects.toBe(
+      boom,
+    );
+    const controller = new AbortController();
+    const pending = router.execute({ model: 'm' }, () => new Promise(() => {}), {
+      signal: controller.signal,
+    });
+    controller.abort(new Error('client went away'));
+    await expect(pending).rejects.toThrow('client went away');
+    expect(seen).toMatchObject([
+      { type: 'attempt', outcome: 'error', error: boom },
+      { type: 'attempt', outcome: 'aborted', error: undefined },
+    ]);
+  });
+
+  it('no worker: select, selectPair and execute each report it with the model', async () => {
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    const router = new Router({
+      registry,
+      transport: { probe: async () => true },
+      health: false,
+      loadPolling: false,
+    });
+    open.push(router, registry);
+    router.start();
+    const seen = record(router, 'noWorker');
+    expect(router.select({ model: 'gone' })).toBeUndefined();
+    expect(router.selectPair({ model: 'pd' })).toBeUndefined();
+    await expect(
+      router.execute({ model: 'x' }, async () => ({ status: 200 })),
+    ).rejects.toMatchObject({
+      code: 'NO_WORKER',
+    });
+    expect(seen).toEqual([
+      { type: 'noWorker', model: 'gone' },
+      { type: 'noWorker', model: 'pd' },
+      { type: 'noWorker', model: 'x' },
+    ]);
+  });
+
+  it('probes and the status changes they cause, and each load round', async () => {
+    vi.useFakeTimers();
+    const registry = await WorkerRegistry.create();
+    open.push(registry);
+    const transport: Transport = {
+      probe: async (w: Worker) => w.url.includes('good'),
+      loads: async (w: Worker) => (w.url.includes('good') ? { runningRequests: 1 } : undefined),
+    };
+    const router = new Router({
+      registry,
+      transport,
+      health: { intervalMs: 1_000, startupIntervalMs: 100, successThreshold: 1 },
+      loadPolling: { intervalMs: 60_000 },
+    });
+    open.push(router);
+    const seen = record(router, 'probe', 'statusChanged', 'loadsPolled');
+    await registry.register({ url: 'http://good:1' });
+    await registry.register({ url: 'http://bad:1' });
+    router.start();
+    await vi.advanceTimersByTimeAsync(50);
+    const probes = seen.filter((e) => e.type === 'probe');
+    expect(probes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ url: 'http://good:1', ok: true, timedOut: false }),
+        expect.objectContaining({ url: 'http://bad:1', ok: false }),
+      ]),
+    );
+    expect(seen).toContainEqual(
+      expect.objectContaining({
+        type: 'statusChanged',
+        url: 'http://good:1',
+        from: 'pending',
+        to: 'ready',
+      }),
+    );
+    await router.pollLoads();
+    expect(seen).toContainEqual(
+      expect.objectContaining({ type: 'loadsPolled', reports: 1, failed: 0 }),
+    );
+  });
+
+  it('a listener that throws is reported once, and routing goes on', async () => {
+    const { router, registry } = await routerFleet(2);
+    open.push(router, registry);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      router.on('decision', () => {
+        throw new Error('dashboard down');
+      });
+      const later = vi.fn();
+      router.on('decision', later);
+      for (let i = 0; i < 3; i++) {
+        const lease = router.select({ model: 'm' });
+        expect(lease).toBeDefined();
+        lease!.release();
+      }
+      expect(later).toHaveBeenCalledTimes(3); // the next listener still runs
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((m) => m.includes('dashboard down'))).toHaveLength(1);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
