@@ -5,6 +5,7 @@
  * @module
  */
 import { invalidArgument } from '../core/errors.js';
+import { readLogger } from '../core/logger.js';
 import { fail } from '../core/options.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
@@ -49,6 +50,7 @@ export interface KvEventFeedOptions
     | 'warmup'
     | 'limits'
     | 'clock'
+    | 'logger'
   > {
   /** The registry whose workers are followed. */
   readonly registry: WorkerRegistry;
@@ -186,6 +188,7 @@ export class KvEventFeed {
     resolveKvDecodeLimits(options.limits);
     if (options.clock !== undefined && typeof options.clock !== 'function')
       fail('kvEventFeed.clock', 'a function', options.clock);
+    readLogger('kvEventFeed.logger', options.logger);
     this.#options = options;
     this.#zmq = zmq;
     this.#decode = decode;
@@ -345,6 +348,7 @@ const PASSED = [
   'warmup',
   'limits',
   'clock',
+  'logger',
 ] as const;
 
 const FEED_KEYS = ['registry', 'target', 'source', ...PASSED] as const;

@@ -6,6 +6,7 @@
  */
 import type { KvEvent } from '../cache/kv-event-store.js';
 import { FleetRouteError, invalidArgument } from '../core/errors.js';
+import { type Logger, type LogLevel, log, readLogger } from '../core/logger.js';
 import { boolean, custom, duration, integer, OptionTable } from '../core/option-table.js';
 import { fail, readString } from '../core/options.js';
 import { type Clock, monotonicClock } from '../resilience/clock.js';
@@ -82,6 +83,13 @@ export interface KvEventSubscriberOptions {
   readonly limits?: Partial<KvDecodeLimits>;
   /** Time source of `stats().lastBatchAt`, in ms. @defaultValue `performance.now` */
   readonly clock?: Clock;
+  /**
+   * Where the subscriber says what happened to its stream: a lost connection, a gap it could
+   * not fill, an engine restart, dropped messages (the first, then every 1,000th), a target
+   * that threw. Each line has `code`, `workerUrl` and `endpoint` fields. @defaultValue none
+   * (nothing is logged; `stats()` counts it all)
+   */
+  readonly logger?: Logger;
 }
 
 /** @internal The options of a {@link KvEventSubscriber}, declared once. */
@@ -112,6 +120,7 @@ export const KV_SUBSCRIBER_OPTIONS = new OptionTable(
     'maxBlocks',
     'limits',
     'clock',
+    'logger',
   ],
 );
 
@@ -240,6 +249,7 @@ export class KvEventSubscriber {
   readonly #o: ReturnType<typeof KV_SUBSCRIBER_OPTIONS.read>;
   readonly #limits: KvDecodeLimits;
   readonly #clock: Clock;
+  readonly #logger: Logger | undefined;
   readonly #zmq: Zmq;
   readonly #decode: MsgpackDecode;
   readonly #translator: KvEventTranslator;
@@ -339,6 +349,7 @@ export class KvEventSubscriber {
     this.#target = target as KvEventTarget;
     this.#limits = resolveKvDecodeLimits(options.limits);
     this.#clock = options.clock ?? monotonicClock;
+    this.#logger = readLogger('kvEventSubscriber.logger', options.logger);
     this.#zmq = zmq;
     this.#decode = decode;
     this.#translator = translator;
@@ -439,6 +450,11 @@ export class KvEventSubscriber {
   #onDisconnect(): void {
     this.#state = 'disconnected';
     this.#disconnects++;
+    this.#log(
+      'warn',
+      'FLEETROUTE_KV_DISCONNECTED',
+      "lost the engine's kv event publisher; its blocks are cleared",
+    );
     this.#generation++;
     const old = this.#socket;
     this.#dealer?.close();
@@ -452,6 +468,25 @@ export class KvEventSubscriber {
       return;
     }
     old.close();
+  }
+
+  /** Logs to the caller's logger, when there is one. */
+  #log(level: LogLevel, code: string, message: string): void {
+    if (this.#logger === undefined) return;
+    log(this.#logger, level, code, `${message} (${this.#workerUrl}, ${this.#endpoint})`, {
+      workerUrl: this.#workerUrl,
+      endpoint: this.#endpoint,
+    });
+  }
+
+  /** Counts a dropped message; logs the first and every 1,000th. */
+  #drop(why: string): void {
+    if (this.#malformed++ % 1_000 === 0)
+      this.#log(
+        'warn',
+        'FLEETROUTE_KV_DROPPED',
+        `kv event message dropped: ${why} (${this.#malformed} so far)`,
+      );
   }
 
   #makeSink(): KvKeySink | undefined {
@@ -479,9 +514,14 @@ export class KvEventSubscriber {
       this.#messages++;
       try {
         await this.#onMessage(frames, this.#generation);
-      } catch {
+      } catch (error) {
         // The target threw: what it holds for the worker is unknown.
         this.#targetErrors++;
+        this.#log(
+          'error',
+          'FLEETROUTE_KV_TARGET_THREW',
+          `the kv event target threw (${error instanceof Error ? error.message : String(error)}); the worker's blocks are cleared`,
+        );
         this.#clearSafely();
       }
     }
@@ -492,12 +532,12 @@ export class KvEventSubscriber {
     let payload: Uint8Array;
     try {
       ({ seq, payload } = readKvEventFrames(frames, this.#limits));
-    } catch {
-      this.#malformed++;
+    } catch (error) {
+      this.#drop(error instanceof Error ? error.message : 'unreadable frames');
       return;
     }
     if (seq < 0n) {
-      this.#malformed++;
+      this.#drop(`negative sequence number ${seq} on the live socket`);
       return;
     }
     const lastLive = this.#lastLive;
@@ -506,6 +546,7 @@ export class KvEventSubscriber {
       // Live batches of one process come in order: backwards is a new engine process, counting
       // from 0 again.
       this.#restarts++;
+      this.#log('info', 'FLEETROUTE_KV_RESTART', 'the engine restarted; its blocks are cleared');
       this.#clear();
     }
     const last = this.#last;
@@ -523,7 +564,14 @@ export class KvEventSubscriber {
       this.#gaps++;
       replayed =
         this.#replayEndpoint !== undefined && (await this.#replay(last + 1n, false, generation));
-      if (!replayed && generation === this.#generation) this.#clear();
+      if (!replayed && generation === this.#generation) {
+        this.#log(
+          'warn',
+          'FLEETROUTE_KV_GAP',
+          `kv event batches ${last + 1n} to ${seq - 1n} were lost${this.#replayEndpoint === undefined ? ' (no replay endpoint)' : ' and the replay failed'}; the worker's blocks are cleared`,
+        );
+        this.#clear();
+      }
     }
     if (this.#closed || generation !== this.#generation) return;
     const now = this.#last;
@@ -551,8 +599,10 @@ export class KvEventSubscriber {
     let batch: ReturnType<typeof decodeKvEventBatch>;
     try {
       batch = decodeKvEventBatch(payload, this.#decode, this.#limits);
-    } catch {
-      this.#malformed++;
+    } catch (error) {
+      this.#drop(
+        `batch ${seq} could not be decoded (${error instanceof Error ? error.message : 'unreadable'}); the worker's blocks are cleared`,
+      );
       this.#clear();
       return;
     }
@@ -561,7 +611,9 @@ export class KvEventSubscriber {
       batch.dataParallelRank !== undefined &&
       batch.dataParallelRank !== this.#dpRank
     ) {
-      this.#malformed++;
+      this.#drop(
+        `batch ${seq} names data-parallel rank ${batch.dataParallelRank}, not ${this.#dpRank}`,
+      );
       return;
     }
     if (batch.events.length > 0) this.#deliver(batch.events);

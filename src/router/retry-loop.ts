@@ -63,6 +63,8 @@ export interface RetryHost {
   readonly random: () => number;
   readonly shouldRetry: ShouldRetry | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
+  /** Says a warning (the router's logger, else a process warning). */
+  warn(message: string): void;
   /** The observer of a call (asked once per call); `undefined` when nobody listens. */
   observer(request: SelectRequest): RetryObserver | undefined;
 }
@@ -208,6 +210,7 @@ export class RetryLoop<T> {
       answer = shouldRetry(outcome, attempt, this.#byDefault);
     } catch (error) {
       warnOnce(
+        this.#host,
         shouldRetry,
         `retry.shouldRetry threw (${describeError(error)}); the call stops retrying`,
       );
@@ -215,6 +218,7 @@ export class RetryLoop<T> {
     }
     if (answer === false || isDelay(answer)) return answer;
     warnOnce(
+      this.#host,
       shouldRetry,
       `retry.shouldRetry returned ${describe(answer)}, not a delay in ms or false; the call stops retrying`,
     );
@@ -227,9 +231,10 @@ export class RetryLoop<T> {
     if (onRetry === undefined) return;
     try {
       const result: unknown = onRetry({ attempt, delayMs, outcome, worker: outcome.worker });
-      if (result instanceof Promise) result.catch((error) => warnThrown(onRetry, error));
+      if (result instanceof Promise)
+        result.catch((error) => warnThrown(this.#host, onRetry, error));
     } catch (error) {
-      warnThrown(onRetry, error);
+      warnThrown(this.#host, onRetry, error);
     }
   }
 
@@ -264,16 +269,16 @@ function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : describe(error);
 }
 
-function warnThrown(onRetry: (event: RetryEvent) => void, error: unknown): void {
-  warnOnce(onRetry, `retry.onRetry threw (${describeError(error)}); the call went on`);
+function warnThrown(host: RetryHost, onRetry: (event: RetryEvent) => void, error: unknown): void {
+  warnOnce(host, onRetry, `retry.onRetry threw (${describeError(error)}); the call went on`);
 }
 
 /** The hooks already reported: one warning per function, however many calls it breaks. */
 const warned = new WeakSet<object>();
 
-/** A process warning `FLEETROUTE_RETRY_HOOK`, the first time `hook` misbehaves. */
-function warnOnce(hook: object, message: string): void {
+/** A warning `FLEETROUTE_RETRY_HOOK` (the host's logger), the first time `hook` misbehaves. */
+function warnOnce(host: RetryHost, hook: object, message: string): void {
   if (warned.has(hook)) return;
   warned.add(hook);
-  process.emitWarning(message, { code: 'FLEETROUTE_RETRY_HOOK' });
+  host.warn(message);
 }

@@ -3,6 +3,8 @@
  *
  * @module
  */
+
+import { type Logger, readLogger } from '../core/logger.js';
 import {
   boolean,
   callback,
@@ -154,6 +156,13 @@ export interface RouterOptions {
   readonly clock?: Clock;
   /** Random source in [0, 1) for backoff jitter. @defaultValue `Math.random` */
   readonly random?: () => number;
+  /**
+   * Where the router says what would otherwise go unsaid: a lease garbage-collected without
+   * `release()`, a retry hook or an event listener that threw (`warn`, with a `code` field such
+   * as `FLEETROUTE_LEASE_LEAK`). pino, bunyan and `console` fit as they are.
+   * @defaultValue none: process warnings (`process.emitWarning`) with the same codes
+   */
+  readonly logger?: Logger;
 }
 
 /** @internal */
@@ -174,6 +183,7 @@ export interface ResolvedRouterOptions {
   readonly maxConcurrentProbes: number;
   readonly reportLeakedLeases: boolean;
   readonly random: () => number;
+  readonly logger: Logger | undefined;
 }
 
 /**
@@ -229,6 +239,7 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
     maxConcurrentProbes: own.maxConcurrentProbes,
     reportLeakedLeases: own.reportLeakedLeases,
     random: own.random ?? Math.random,
+    logger: own.logger,
   });
 }
 
@@ -290,6 +301,11 @@ export const ROUTER_OPTIONS = new OptionTable(
     ),
     clock: callback<Clock>('a function', undefined, "each policy's own clock"),
     random: callback<() => number>('a function', Math.random, '`Math.random`'),
+    logger: custom<Logger | undefined>(
+      undefined,
+      (field, value) => readLogger(field, value),
+      'none: process warnings',
+    ),
   },
   'any',
 );

@@ -7,6 +7,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { AbortScopes } from '../core/abort.js';
 import { FleetRouteError } from '../core/errors.js';
+import { type Logger, log } from '../core/logger.js';
 import { fail } from '../core/options.js';
 import type { Policy, SelectRequest } from '../policies/policy.js';
 import { selectPair } from '../policies/select-pair.js';
@@ -213,6 +214,7 @@ export class Router {
       random: o.random,
       shouldRetry: o.shouldRetry,
       onRetry: o.onRetry,
+      warn: (message) => log(o.logger, 'warn', 'FLEETROUTE_RETRY_HOOK', message),
       observer: (request) => {
         const l = this.#listening;
         return l.attempt + l.retry + l.noWorker === 0 ? undefined : this.#retryObserver(request);
@@ -222,11 +224,12 @@ export class Router {
       ? new FinalizationRegistry((state) => {
           if (state.end(undefined)) {
             this.#leaked++;
-            process.emitWarning(
+            log(
+              o.logger,
+              'warn',
+              'FLEETROUTE_LEASE_LEAK',
               `a lease on ${state.url} was garbage-collected without release(); its load was released`,
-              {
-                code: 'FLEETROUTE_LEASE_LEAK',
-              },
+              { url: state.url },
             );
           }
         })
@@ -570,7 +573,7 @@ export class Router {
       try {
         listener(event);
       } catch (error) {
-        warnListener(listener, type, error);
+        warnListener(this.#o.logger, listener, type, error);
       }
     }
   }
@@ -683,11 +686,20 @@ const EMPTY_REQUEST: SelectRequest = Object.freeze({});
 /** Listeners already reported as throwing (one warning each). */
 const warned = new WeakSet<object>();
 
-function warnListener(listener: object, type: string, error: unknown): void {
+function warnListener(
+  logger: Logger | undefined,
+  listener: object,
+  type: string,
+  error: unknown,
+): void {
   if (warned.has(listener)) return;
   warned.add(listener);
   const reason = error instanceof Error ? error.message : String(error);
-  process.emitWarning(`a router '${type}' listener threw (${reason}); routing goes on`, {
-    code: 'FLEETROUTE_LISTENER_THREW',
-  });
+  log(
+    logger,
+    'warn',
+    'FLEETROUTE_LISTENER_THREW',
+    `a router '${type}' listener threw (${reason}); routing goes on`,
+    { event: type },
+  );
 }

@@ -641,3 +641,47 @@ describe('KvEventSubscriber over real sockets', () => {
     await registry.close?.();
   });
 });
+
+describe('KvEventSubscriber logger', () => {
+  it('logs a gap it cannot fill, a dropped message and a lost publisher, with the worker and endpoint', async () => {
+    const e = await FakeEngine.start();
+    const lines: { fields: Record<string, unknown>; message: string; level: string }[] = [];
+    const at =
+      (level: string) =>
+      (fields: Record<string, unknown>, message: string): void =>
+        void lines.push({ fields, message, level });
+    const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+    const target = new RecordingTarget();
+    const s = await KvEventSubscriber.open({
+      workerUrl: URL,
+      endpoint: e.endpoint,
+      target,
+      logger,
+      reconnectIntervalMs: 20,
+    });
+    try {
+      await until(() => {
+        void e.send([]);
+        return s.stats().batches > 0;
+      });
+      e.lose([]);
+      await e.send([]);
+      await e.raw(['kv', 'short', 'x']);
+      await until(() => s.stats().malformed > 0 && s.stats().gaps > 0);
+      await e.close();
+      await until(() => s.stats().state === 'disconnected');
+      const codes = lines.map((l) => l.fields.code);
+      expect(codes).toEqual([
+        'FLEETROUTE_KV_GAP',
+        'FLEETROUTE_KV_DROPPED',
+        'FLEETROUTE_KV_DISCONNECTED',
+      ]);
+      for (const l of lines) {
+        expect(l.level).toBe('warn');
+        expect(l.fields).toMatchObject({ workerUrl: URL, endpoint: e.endpoint });
+      }
+    } finally {
+      await s.close();
+    }
+  });
+});

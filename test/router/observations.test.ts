@@ -229,4 +229,54 @@ describe('Router observations', () => {
       process.off('warning', onWarning);
     }
   });
+
+  it('with a logger, warnings go to it instead of the process: a throwing listener, a throwing retry hook', async () => {
+    const lines: [Record<string, unknown>, string][] = [];
+    const logger = {
+      warn: (fields: Record<string, unknown>, message: string) =>
+        void lines.push([fields, message]),
+    };
+    const { router, registry } = await routerFleet(2, {
+      logger,
+      retry: {
+        maxAttempts: 2,
+        shouldRetry: () => {
+          throw new Error('bad hook');
+        },
+      },
+    });
+    open.push(router, registry);
+    const processWarnings: string[] = [];
+    const onWarning = (w: Error) => void processWarnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      router.on('noWorker', () => {
+        throw new Error('listener down');
+      });
+      await router.execute({ model: 'm' }, async () => ({ status: 503 }));
+      router.select({ model: 'none' });
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(lines.map(([fields]) => fields.code)).toEqual([
+      'FLEETROUTE_RETRY_HOOK',
+      'FLEETROUTE_LISTENER_THREW',
+    ]);
+    expect(lines[0]![1]).toContain('bad hook');
+    expect(lines[1]![1]).toContain('listener down');
+    expect(
+      processWarnings.filter((m) => m.includes('bad hook') || m.includes('listener down')),
+    ).toEqual([]);
+  });
+
+  it('a logger that is not one is rejected, naming the field', async () => {
+    const registry = await WorkerRegistry.create();
+    open.push(registry);
+    const transport = { probe: async () => true };
+    expect(() => new Router({ registry, transport, logger: 'console' as never })).toThrow(/logger/);
+    expect(() => new Router({ registry, transport, logger: { warn: 1 } as never })).toThrow(
+      /logger\.warn/,
+    );
+  });
 });

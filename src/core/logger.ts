@@ -1,0 +1,71 @@
+/**
+ * The logger hook: where fleetroute says what would otherwise go unsaid (a lease garbage-
+ * collected without release, a hook that threw, a KV-event publisher lost) — to the caller's
+ * logger when one is given, else as a Node process warning.
+ *
+ * @module
+ */
+import { fail } from './options.js';
+
+/**
+ * A logger fleetroute can write to: pino, bunyan or `console` as they are. Each method receives
+ * the structured fields first and the message second (pino's order; `console` prints both).
+ * Methods left out are not called.
+ *
+ * @example
+ * ```ts
+ * new Router({ registry, transport, logger: pino() });   // or logger: console
+ * ```
+ * @public
+ */
+export interface Logger {
+  debug?(fields: Readonly<Record<string, unknown>>, message: string): void;
+  info?(fields: Readonly<Record<string, unknown>>, message: string): void;
+  warn?(fields: Readonly<Record<string, unknown>>, message: string): void;
+  error?(fields: Readonly<Record<string, unknown>>, message: string): void;
+}
+
+/** A {@link Logger} level. @public */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** @internal `value` as a logger: an object whose given level methods are functions. */
+export function readLogger(field: string, value: unknown): Logger | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null)
+    fail(field, 'a logger ({ debug, info, warn, error })', value);
+  for (const level of ['debug', 'info', 'warn', 'error'] as const) {
+    const method = (value as Record<string, unknown>)[level];
+    if (method !== undefined && typeof method !== 'function')
+      fail(`${field}.${level}`, 'a function', method);
+  }
+  return value as Logger;
+}
+
+/**
+ * @internal Writes to `logger` at `level`; without a logger, `warn` and `error` become a process
+ * warning with `code` (where `process.emitWarning` exists) and the lower levels are dropped. A
+ * logger that throws is ignored: logging never breaks routing.
+ */
+export function log(
+  logger: Logger | undefined,
+  level: LogLevel,
+  code: string,
+  message: string,
+  fields: Readonly<Record<string, unknown>> = {},
+): void {
+  if (logger !== undefined) {
+    const method = logger[level];
+    if (method === undefined) return;
+    try {
+      method.call(logger, { code, ...fields }, message);
+    } catch {
+      // A logger that throws is the caller's problem, not the request's.
+    }
+    return;
+  }
+  if (level !== 'warn' && level !== 'error') return;
+  const host = globalThis as { process?: { emitWarning?: unknown } };
+  const emit = host.process?.emitWarning;
+  if (typeof emit === 'function')
+    (emit as (m: string, o: { code: string }) => void).call(host.process, message, { code });
+}
