@@ -9,6 +9,8 @@ export default defineConfig([
       http: 'src/transport/http/index.ts',
       sim: 'src/sim/index.ts',
       'kv-events': 'src/kv-events/index.ts',
+      prometheus: 'src/prometheus/index.ts',
+      opentelemetry: 'src/opentelemetry/index.ts',
     },
     format: ['esm', 'cjs'],
     // Declarations leave out everything marked `@internal` (test/package/declarations.test.ts).

@@ -10,6 +10,8 @@ export default defineConfig({
       { find: /^fleetroute\/http$/, replacement: src('transport/http/index.ts') },
       { find: /^fleetroute\/sim$/, replacement: src('sim/index.ts') },
       { find: /^fleetroute\/kv-events$/, replacement: src('kv-events/index.ts') },
+      { find: /^fleetroute\/prometheus$/, replacement: src('prometheus/index.ts') },
+      { find: /^fleetroute\/opentelemetry$/, replacement: src('opentelemetry/index.ts') },
       { find: /^fleetroute$/, replacement: src('index.ts') },
     ],
   },

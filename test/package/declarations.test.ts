@@ -19,6 +19,8 @@ const ENTRIES = [
   'src/transport/http/index.ts',
   'src/sim/index.ts',
   'src/kv-events/index.ts',
+  'src/prometheus/index.ts',
+  'src/opentelemetry/index.ts',
 ];
 
 /** Every `.ts` file under `dir`. */
