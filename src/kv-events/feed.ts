@@ -51,6 +51,7 @@ export interface KvEventFeedOptions
     | 'limits'
     | 'clock'
     | 'logger'
+    | 'onEvent'
   > {
   /** The registry whose workers are followed. */
   readonly registry: WorkerRegistry;
@@ -189,6 +190,8 @@ export class KvEventFeed {
     if (options.clock !== undefined && typeof options.clock !== 'function')
       fail('kvEventFeed.clock', 'a function', options.clock);
     readLogger('kvEventFeed.logger', options.logger);
+    if (options.onEvent !== undefined && typeof options.onEvent !== 'function')
+      fail('kvEventFeed.onEvent', 'a function', options.onEvent);
     this.#options = options;
     this.#zmq = zmq;
     this.#decode = decode;
@@ -349,6 +352,7 @@ const PASSED = [
   'limits',
   'clock',
   'logger',
+  'onEvent',
 ] as const;
 
 const FEED_KEYS = ['registry', 'target', 'source', ...PASSED] as const;

@@ -24,6 +24,7 @@ export type {
   KvEventSubscriberState,
   KvEventSubscriberStats,
   KvEventTarget,
+  KvSubscriberEvent,
 } from './subscriber.js';
 export { KvEventSubscriber, kvEventEndpointOfRank } from './subscriber.js';
 export type { KvEventTranslatorOptions, KvEventTranslatorStats } from './translator.js';

@@ -90,6 +90,11 @@ export interface KvEventSubscriberOptions {
    * (nothing is logged; `stats()` counts it all)
    */
   readonly logger?: Logger;
+  /**
+   * Called with each {@link KvSubscriberEvent}, synchronously; one that throws is ignored.
+   * @defaultValue none
+   */
+  readonly onEvent?: (event: KvSubscriberEvent) => void;
 }
 
 /** @internal The options of a {@link KvEventSubscriber}, declared once. */
@@ -121,8 +126,51 @@ export const KV_SUBSCRIBER_OPTIONS = new OptionTable(
     'limits',
     'clock',
     'logger',
+    'onEvent',
   ],
 );
+
+/**
+ * What happened to a subscriber's stream, as {@link KvEventSubscriberOptions.onEvent} hears it
+ * (for metrics and alerts; `stats()` counts the same). Every event names the worker and the
+ * endpoint.
+ *
+ * - `connected` / `disconnected`: the publisher came or went (a lost connection clears the
+ *   worker's blocks);
+ * - `gap`: batches `from` … `to` were lost; `filled` when a replay brought them, else the
+ *   worker's blocks were cleared;
+ * - `restart`: the engine's sequence went backwards (cleared);
+ * - `dropped`: a message was dropped (`reason`; an undecodable batch also clears);
+ * - `targetError`: the target threw while events were applied (cleared).
+ *
+ * @public
+ */
+export type KvSubscriberEvent =
+  | {
+      readonly type: 'connected' | 'disconnected' | 'restart';
+      readonly workerUrl: string;
+      readonly endpoint: string;
+    }
+  | {
+      readonly type: 'gap';
+      readonly workerUrl: string;
+      readonly endpoint: string;
+      readonly from: bigint;
+      readonly to: bigint;
+      readonly filled: boolean;
+    }
+  | {
+      readonly type: 'dropped';
+      readonly workerUrl: string;
+      readonly endpoint: string;
+      readonly reason: string;
+    }
+  | {
+      readonly type: 'targetError';
+      readonly workerUrl: string;
+      readonly endpoint: string;
+      readonly error: unknown;
+    };
 
 /** Where a {@link KvEventSubscriber} stands with its publisher. @public */
 export type KvEventSubscriberState = 'connecting' | 'connected' | 'disconnected' | 'closed';
@@ -250,6 +298,7 @@ export class KvEventSubscriber {
   readonly #limits: KvDecodeLimits;
   readonly #clock: Clock;
   readonly #logger: Logger | undefined;
+  readonly #onEvent: ((event: KvSubscriberEvent) => void) | undefined;
   readonly #zmq: Zmq;
   readonly #decode: MsgpackDecode;
   readonly #translator: KvEventTranslator;
@@ -350,6 +399,9 @@ export class KvEventSubscriber {
     this.#limits = resolveKvDecodeLimits(options.limits);
     this.#clock = options.clock ?? monotonicClock;
     this.#logger = readLogger('kvEventSubscriber.logger', options.logger);
+    if (options.onEvent !== undefined && typeof options.onEvent !== 'function')
+      fail('kvEventSubscriber.onEvent', 'a function', options.onEvent);
+    this.#onEvent = options.onEvent;
     this.#zmq = zmq;
     this.#decode = decode;
     this.#translator = translator;
@@ -425,7 +477,10 @@ export class KvEventSubscriber {
     });
     const generation = this.#generation;
     socket.events.on('connect', () => {
-      if (!this.#closed && generation === this.#generation) this.#state = 'connected';
+      if (!this.#closed && generation === this.#generation) {
+        this.#state = 'connected';
+        this.#notify({ type: 'connected', ...this.#at });
+      }
     });
     socket.events.on('disconnect', () => {
       if (!this.#closed && generation === this.#generation) this.#onDisconnect();
@@ -450,6 +505,7 @@ export class KvEventSubscriber {
   #onDisconnect(): void {
     this.#state = 'disconnected';
     this.#disconnects++;
+    this.#notify({ type: 'disconnected', ...this.#at });
     this.#log(
       'warn',
       'FLEETROUTE_KV_DISCONNECTED',
@@ -479,8 +535,24 @@ export class KvEventSubscriber {
     });
   }
 
+  /** Tells `onEvent`, when given; a hook that throws is ignored. */
+  #notify(event: KvSubscriberEvent): void {
+    if (this.#onEvent === undefined) return;
+    try {
+      this.#onEvent(event);
+    } catch {
+      // The hook is the caller's; the stream goes on.
+    }
+  }
+
+  /** The fields every event carries. */
+  get #at(): { readonly workerUrl: string; readonly endpoint: string } {
+    return { workerUrl: this.#workerUrl, endpoint: this.#endpoint };
+  }
+
   /** Counts a dropped message; logs the first and every 1,000th. */
   #drop(why: string): void {
+    if (this.#onEvent !== undefined) this.#notify({ type: 'dropped', ...this.#at, reason: why });
     if (this.#malformed++ % 1_000 === 0)
       this.#log(
         'warn',
@@ -517,6 +589,7 @@ export class KvEventSubscriber {
       } catch (error) {
         // The target threw: what it holds for the worker is unknown.
         this.#targetErrors++;
+        this.#notify({ type: 'targetError', ...this.#at, error });
         this.#log(
           'error',
           'FLEETROUTE_KV_TARGET_THREW',
@@ -547,6 +620,7 @@ export class KvEventSubscriber {
       // from 0 again.
       this.#restarts++;
       this.#log('info', 'FLEETROUTE_KV_RESTART', 'the engine restarted; its blocks are cleared');
+      this.#notify({ type: 'restart', ...this.#at });
       this.#clear();
     }
     const last = this.#last;
@@ -564,6 +638,9 @@ export class KvEventSubscriber {
       this.#gaps++;
       replayed =
         this.#replayEndpoint !== undefined && (await this.#replay(last + 1n, false, generation));
+      if (generation === this.#generation) {
+        this.#notify({ type: 'gap', ...this.#at, from: last + 1n, to: seq - 1n, filled: replayed });
+      }
       if (!replayed && generation === this.#generation) {
         this.#log(
           'warn',

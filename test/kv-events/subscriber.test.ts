@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as zeromq from 'zeromq';
 import { createPolicy, WorkerRegistry } from '../../src/index.js';
 import { loadMsgpackDecode } from '../../src/kv-events/msgpack.js';
-import { KvEventSubscriber } from '../../src/kv-events/subscriber.js';
+import { KvEventSubscriber, type KvSubscriberEvent } from '../../src/kv-events/subscriber.js';
 import type { Zmq } from '../../src/kv-events/zeromq.js';
 import {
   EngineModel,
@@ -652,11 +652,13 @@ describe('KvEventSubscriber logger', () => {
         void lines.push({ fields, message, level });
     const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
     const target = new RecordingTarget();
+    const events: KvSubscriberEvent[] = [];
     const s = await KvEventSubscriber.open({
       workerUrl: URL,
       endpoint: e.endpoint,
       target,
       logger,
+      onEvent: (event) => void events.push(event),
       reconnectIntervalMs: 20,
     });
     try {
@@ -680,6 +682,11 @@ describe('KvEventSubscriber logger', () => {
         expect(l.level).toBe('warn');
         expect(l.fields).toMatchObject({ workerUrl: URL, endpoint: e.endpoint });
       }
+      // The same story as events (the connection's coming is reported on its own schedule).
+      const types = events.map((x) => x.type);
+      expect(types).toContain('connected');
+      expect(types.filter((t) => t !== 'connected')).toEqual(['gap', 'dropped', 'disconnected']);
+      expect(events[1]).toMatchObject({ workerUrl: URL, endpoint: e.endpoint, filled: false });
     } finally {
       await s.close();
     }
