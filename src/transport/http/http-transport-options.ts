@@ -4,6 +4,7 @@
  * @module
  */
 import { invalidArgument } from '../../core/errors.js';
+import { type Logger, log, readLogger } from '../../core/logger.js';
 import {
   callback,
   custom,
@@ -89,6 +90,12 @@ export interface HttpTransportOptions {
    * (for example `FLEETROUTE_METRICS_MISSING`), once per worker and code
    */
   readonly onWarning?: (warning: HttpTransportWarning) => void;
+  /**
+   * Where the warnings go when `onWarning` is not given: `logger.warn({ code, url, runtime, … },
+   * message)`, `code` as `FLEETROUTE_METRICS_MISSING`. pino, bunyan and `console` fit.
+   * @defaultValue none (process warnings, as `onWarning`'s default)
+   */
+  readonly logger?: Logger;
 }
 
 /** {@link HttpTransportOptions} with every default filled in. @internal */
@@ -154,9 +161,10 @@ export const HTTP_TRANSPORT_OPTIONS = new OptionTable('httpTransport', 'HttpTran
   maxTrackedWorkers: integer(DEFAULT_MAX_TRACKED_WORKERS, 0, 1_048_576),
   onWarning: callback<(warning: HttpTransportWarning) => void>(
     'a function',
-    emitProcessWarning,
+    undefined,
     '`process.emitWarning(',
   ),
+  logger: custom<Logger | undefined>(undefined, (field, value) => readLogger(field, value), 'none'),
 });
 
 /**
@@ -169,7 +177,16 @@ export const HTTP_TRANSPORT_OPTIONS = new OptionTable('httpTransport', 'HttpTran
 export function resolveHttpTransportOptions(input: unknown): ResolvedHttpTransportOptions {
   const o = HTTP_TRANSPORT_OPTIONS.read(input);
   if (typeof o.fetch !== 'function') fail('httpTransport.fetch', 'a fetch function', o.fetch);
-  return o as ResolvedHttpTransportOptions;
+  const logger = o.logger;
+  const onWarning =
+    o.onWarning ??
+    (logger === undefined
+      ? emitProcessWarning
+      : (warning: HttpTransportWarning) => {
+          const { message, code, ...fields } = warning;
+          log(logger, 'warn', `FLEETROUTE_${code}`, message, fields);
+        });
+  return Object.freeze({ ...o, onWarning }) as ResolvedHttpTransportOptions;
 }
 
 function readApiKey(value: unknown): string | undefined {

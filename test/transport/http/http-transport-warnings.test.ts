@@ -114,6 +114,26 @@ describe('METRICS_MISSING', () => {
     expect(options).toEqual({ code: 'FLEETROUTE_METRICS_MISSING' });
   });
 
+  it('with a logger and no onWarning, the warning goes to logger.warn (fields, then message), not the process', async () => {
+    const emit = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const server = await h.serve({ '/metrics': reply(404, '') });
+    const worker = await h.workerFor(server, { runtime: 'sglang' });
+    const lines: [Record<string, unknown>, string][] = [];
+    const transport = httpTransport({ logger: { warn: (f, m) => void lines.push([f, m]) } });
+
+    await transport.loads(worker);
+
+    expect(emit).not.toHaveBeenCalled();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]![0]).toMatchObject({
+      code: 'FLEETROUTE_METRICS_MISSING',
+      url: worker.url,
+      runtime: 'sglang',
+      status: 404,
+    });
+    expect(lines[0]![1]).toContain('answered 404');
+  });
+
   it('ignores a handler that throws: loads still resolves', async () => {
     const server = await h.serve({ '/metrics': reply(200, 'process_open_fds 3\n') });
     const worker = await h.workerFor(server, { runtime: 'vllm' });
