@@ -28,16 +28,25 @@ export interface LoadPollerStats {
  * older than `staleAfterMs`, falling back to in-flight counts. A round that is still running when
  * the next is due is not overlapped: the next starts when it ends.
  */
+/** @internal What a round tells besides its reports. */
+export interface PollRound {
+  /** Ready workers polled. */
+  readonly polled: number;
+  readonly durationMs: number;
+  /** Ready workers whose last report is older than `staleAfterMs`. */
+  readonly stale: number;
+  /** Age of the oldest last report among the ready workers (0: all reported now). */
+  readonly oldestReportAgeMs: number;
+}
+
 export class LoadPoller {
   readonly #registry: WorkerRegistry;
   readonly #loads: NonNullable<Transport['loads']>;
   readonly #config: ResolvedLoadPollingConfig;
   /** Hands a round's reports on, with how many workers were polled and how long it took. */
-  readonly #deliver: (
-    reports: ReadonlyMap<string, LoadReport>,
-    polled: number,
-    durationMs: number,
-  ) => void;
+  readonly #deliver: (reports: ReadonlyMap<string, LoadReport>, round: PollRound) => void;
+  /** Worker URL → when its last report arrived (`performance.now`), for the ready workers. */
+  #reportedAt = new Map<string, number>();
   readonly #limiter: TaskLimiter;
   /** The polls in flight, aborted by `close()`. */
   readonly #polls = new AbortScopes();
@@ -52,7 +61,7 @@ export class LoadPoller {
     loads: NonNullable<Transport['loads']>,
     config: ResolvedLoadPollingConfig,
     maxInFlight: number,
-    deliver: (reports: ReadonlyMap<string, LoadReport>, polled: number, durationMs: number) => void,
+    deliver: (reports: ReadonlyMap<string, LoadReport>, round: PollRound) => void,
   ) {
     this.#registry = registry;
     this.#loads = loads;
@@ -94,7 +103,26 @@ export class LoadPoller {
     this.#running = false;
     if (this.#closed) return;
     this.stats.reports += reports.size;
-    this.#deliver(reports, ready.length, performance.now() - started);
+    // Freshness: how long since each ready worker last reported (a worker never heard from counts
+    // from its first round); only the ready workers are remembered.
+    const now = performance.now();
+    const seen = new Map<string, number>();
+    let stale = 0;
+    let oldest = 0;
+    for (const worker of ready) {
+      const at = reports.has(worker.url) ? now : (this.#reportedAt.get(worker.url) ?? started);
+      seen.set(worker.url, at);
+      const age = now - at;
+      if (age > oldest) oldest = age;
+      if (age > this.#config.staleAfterMs) stale++;
+    }
+    this.#reportedAt = seen;
+    this.#deliver(reports, {
+      polled: ready.length,
+      durationMs: now - started,
+      stale,
+      oldestReportAgeMs: oldest,
+    });
   }
 
   /** Stops the rounds and aborts every poll in flight. */

@@ -112,6 +112,13 @@ export interface LoadsPolledEvent {
   /** Workers polled whose report did not (failed, timed out, or unreadable). */
   readonly failed: number;
   readonly durationMs: number;
+  /**
+   * Ready workers whose last report is older than `loadPolling.staleAfterMs` (their policies
+   * route them by in-flight counts alone).
+   */
+  readonly stale: number;
+  /** How old the oldest last report among the ready workers is, in ms (0: all fresh). */
+  readonly oldestReportAgeMs: number;
 }
 
 /** Every observation event of a `Router`, discriminated on `type`. @public */

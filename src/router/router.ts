@@ -26,7 +26,7 @@ import type { Worker } from '../workers/worker.js';
 import { leaseStateOf, type WorkerLease } from '../workers/worker.js';
 import { BreakerWatch } from './breaker-watch.js';
 import { HealthLoop } from './health-loop.js';
-import { LoadPoller } from './load-poller.js';
+import { LoadPoller, type PollRound } from './load-poller.js';
 import { ModelDiscovery } from './model-discovery.js';
 import type {
   AttemptEvent,
@@ -205,7 +205,7 @@ export class Router {
             o.transport.loads.bind(o.transport),
             o.loadPolling,
             o.maxConcurrentProbes,
-            (reports, polled, durationMs) => this.#deliverLoads(reports, polled, durationMs),
+            (reports, round) => this.#deliverLoads(reports, round),
           );
     this.#retryHost = {
       pick: (request, tried) => this.#pick(request, tried, tried.size + 1),
@@ -534,11 +534,7 @@ export class Router {
     return [...new Set([o.policy, ...o.policies.values(), o.prefillPolicy, o.decodePolicy])];
   }
 
-  #deliverLoads(
-    reports: ReadonlyMap<string, LoadReport>,
-    polled: number,
-    durationMs: number,
-  ): void {
+  #deliverLoads(reports: ReadonlyMap<string, LoadReport>, round: PollRound): void {
     for (const policy of this.#policies()) {
       try {
         policy.updateLoads?.(reports);
@@ -550,8 +546,10 @@ export class Router {
       this.#observe('loadsPolled', {
         type: 'loadsPolled',
         reports: reports.size,
-        failed: polled - reports.size,
-        durationMs,
+        failed: round.polled - reports.size,
+        durationMs: round.durationMs,
+        stale: round.stale,
+        oldestReportAgeMs: round.oldestReportAgeMs,
       });
     }
   }

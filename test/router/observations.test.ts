@@ -8,6 +8,7 @@ import {
   type AttemptEvent,
   createPolicy,
   type DecisionEvent,
+  type LoadsPolledEvent,
   type Policy,
   type RetryScheduledEvent,
   Router,
@@ -203,6 +204,35 @@ describe('Router observations', () => {
     expect(seen).toContainEqual(
       expect.objectContaining({ type: 'loadsPolled', reports: 1, failed: 0 }),
     );
+  });
+
+  it('load rounds report freshness: ready workers whose last report is older than staleAfterMs', async () => {
+    vi.useFakeTimers({
+      toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'],
+    });
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    open.push(registry);
+    await registry.register({ url: 'http://talks:1' });
+    await registry.register({ url: 'http://silent:1' });
+    const router = new Router({
+      registry,
+      transport: {
+        probe: async () => true,
+        loads: async (w: Worker) => (w.url.includes('talks') ? { runningRequests: 1 } : undefined),
+      },
+      health: false,
+      loadPolling: { intervalMs: 1_000 },
+    });
+    open.push(router);
+    const rounds = record(router, 'loadsPolled') as LoadsPolledEvent[];
+    router.start();
+    await vi.advanceTimersByTimeAsync(4_500);
+    expect(rounds.length).toBeGreaterThanOrEqual(5);
+    for (const r of rounds) expect(r).toMatchObject({ reports: 1, failed: 1 });
+    // staleAfterMs is 3 × intervalMs: the silent worker turns stale after its fourth round.
+    expect(rounds.map((r) => r.stale)).toEqual([0, 0, 0, 0, 1, ...rounds.slice(5).map(() => 1)]);
+    expect(rounds[4]!.oldestReportAgeMs).toBeGreaterThan(3_000);
+    expect(rounds[0]!.oldestReportAgeMs).toBeLessThan(1_000);
   });
 
   it('a listener that throws is reported once, and routing goes on', async () => {
