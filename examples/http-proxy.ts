@@ -1,6 +1,6 @@
 /**
  * An OpenAI-compatible HTTP proxy in front of a fleet of vLLM or SGLang workers. Copy this file
- * into your project: it needs only `fleetroute` and Node 20.
+ * into your project: it needs only `fleetroute` and Node 20 (and `prom-client` for `/metrics`).
  *
  * - `POST /v1/completions` and `POST /v1/chat/completions` are routed by fleetroute
  *   (`cache_aware` on the prompt) and forwarded to the chosen worker with retries. The client's
@@ -10,7 +10,8 @@
  *   the request until its stream ends. A failed attempt's body is read (at most 64 KiB) or
  *   cancelled, so its connection is freed, and the last failure is relayed to the client.
  * - `GET /v1/models` lists the fleet's models (discovered from each worker's own `/v1/models`
- *   when registered by URL alone), `GET /stats` the router's counters.
+ *   when registered by URL alone), `GET /stats` the router's counters, and `GET /metrics` the
+ *   router's Prometheus metrics (`fleetroute/prometheus`) when `prom-client` is installed.
  *
  * Against your workers (Ctrl-C stops it):
  *
@@ -36,6 +37,7 @@ import {
   WorkerRegistry,
 } from 'fleetroute';
 import { httpTransport } from 'fleetroute/http';
+import { createPrometheusMetrics } from 'fleetroute/prometheus';
 
 /** Settings of {@link createProxy}. */
 export interface ProxyOptions {
@@ -43,6 +45,14 @@ export interface ProxyOptions {
   readonly workerApiKey?: string;
   /** Largest request body accepted (bytes). */
   readonly maxBodyBytes?: number;
+  /** Served on `GET /metrics`: a prom-client `Registry` (see {@link prometheusMetrics}). */
+  readonly metrics?: MetricsSource;
+}
+
+/** What `GET /metrics` serves: a prom-client `Registry` fits. */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
 }
 
 const ROUTED = new Set(['/v1/completions', '/v1/chat/completions']);
@@ -100,6 +110,11 @@ async function handle(
     return sendJson(res, 200, { object: 'list', data });
   }
   if (req.method === 'GET' && path === '/stats') return sendJson(res, 200, router.stats());
+  if (req.method === 'GET' && path === '/metrics' && options.metrics !== undefined) {
+    const text = await options.metrics.metrics();
+    res.writeHead(200, { 'content-type': options.metrics.contentType });
+    return void res.end(text);
+  }
   if (req.method !== 'POST' || !ROUTED.has(path)) {
     return sendJson(res, 404, { error: { message: `no route for ${req.method} ${path}` } });
   }
@@ -273,6 +288,25 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.end(JSON.stringify(value));
 }
 
+/**
+ * The router's metrics on a registry of their own, for `GET /metrics`; `undefined` (with a
+ * warning) when `prom-client` is not installed.
+ */
+export async function prometheusMetrics(
+  router: Router,
+  registry: WorkerRegistry,
+): Promise<MetricsSource | undefined> {
+  try {
+    const { Registry } = await import('prom-client');
+    const metrics = new Registry();
+    await createPrometheusMetrics({ router, workers: registry, registry: metrics });
+    return metrics;
+  } catch (error) {
+    console.warn(`no /metrics: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+}
+
 async function listen(server: Server, port: number, host: string): Promise<string> {
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   return `http://${host}:${(server.address() as AddressInfo).port}`;
@@ -291,7 +325,11 @@ async function serve(urls: string[], port: number, workerApiKey: string | undefi
     policy: 'cache_aware',
   });
   router.start();
-  const proxy = createProxy(router, registry, workerApiKey === undefined ? {} : { workerApiKey });
+  const metrics = await prometheusMetrics(router, registry);
+  const proxy = createProxy(router, registry, {
+    ...(workerApiKey === undefined ? {} : { workerApiKey }),
+    ...(metrics === undefined ? {} : { metrics }),
+  });
   const address = await listen(proxy, port, '0.0.0.0');
   console.log(`proxying ${urls.length} workers on ${address}`);
   await router.ready({ signal: AbortSignal.timeout(600_000) }).then(
@@ -409,7 +447,11 @@ async function demo(): Promise<void> {
   await router.ready({ minWorkers: workers.length, signal: AbortSignal.timeout(10_000) });
   while (registry.getModels().length === 0) await sleep(10); // models discovered from /v1/models
 
-  const proxy = createProxy(router, registry, { workerApiKey: DEMO_KEY });
+  const metrics = await prometheusMetrics(router, registry);
+  const proxy = createProxy(router, registry, {
+    workerApiKey: DEMO_KEY,
+    ...(metrics === undefined ? {} : { metrics }),
+  });
   const base = await listen(proxy, 0, '127.0.0.1');
   console.log(`proxy on ${base} in front of ${names.join(', ')}`);
   const models = (await (await fetch(`${base}/v1/models`)).json()) as { data: { id: string }[] };
@@ -473,6 +515,12 @@ async function demo(): Promise<void> {
   );
   const loads = registry.getAll().map((w) => w.load);
   console.log(`loads after the run: ${loads.join(', ')}`);
+  if (metrics !== undefined) {
+    const scrape = await (await fetch(`${base}/metrics`)).text();
+    const line = (name: string) => scrape.split('\n').find((l) => l.startsWith(name)) ?? '';
+    console.log(`/metrics: ${line(`fleetroute_worker_circuit_state{worker="${dead.url}"}`)}`);
+    console.log(`/metrics: ${line('fleetroute_retries_total')}`);
+  }
 
   proxy.close();
   await router.close();

@@ -24,7 +24,14 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const REPOSITORY = 'https://github.com/fleetroute/fleetroute';
 // Every entry point the package exports; the programs below import each one.
-const SUBPATHS = ['fleetroute', 'fleetroute/http', 'fleetroute/sim', 'fleetroute/kv-events'];
+const SUBPATHS = [
+  'fleetroute',
+  'fleetroute/http',
+  'fleetroute/sim',
+  'fleetroute/kv-events',
+  'fleetroute/prometheus',
+  'fleetroute/opentelemetry',
+];
 
 /** Runs a command; throws with its output when it fails. */
 function run(command, args, cwd) {
@@ -85,6 +92,22 @@ const PROGRAM = `
   }).then(() => 'opened', (error) => error);
   if (noZmq?.code !== 'MISSING_DEPENDENCY' || !noZmq.message.includes('zeromq'))
     throw new Error('fleetroute/kv-events: expected MISSING_DEPENDENCY naming zeromq, got ' + noZmq);
+  // Metrics need prom-client, not installed here: named the same way. A Router from
+  // 'fleetroute' is accepted by the separately bundled 'fleetroute/prometheus'.
+  if (typeof prom.createPrometheusMetrics !== 'function') throw new Error('fleetroute/prometheus: no createPrometheusMetrics');
+  const metricsRouter = new fleetroute.Router({ registry, transport: { probe: async () => true }, health: false });
+  const fakeRegistry = { registerMetric() {}, getSingleMetric() {}, removeSingleMetric() {} };
+  const noProm = await prom.createPrometheusMetrics({ router: metricsRouter, workers: registry, registry: fakeRegistry }).then(() => 'loaded', (error) => error);
+  await metricsRouter.close();
+  if (!(noProm instanceof fleetroute.FleetRouteError) || noProm.code !== 'MISSING_DEPENDENCY' || !noProm.message.includes('prom-client'))
+    throw new Error('fleetroute/prometheus: expected MISSING_DEPENDENCY naming prom-client, got ' + noProm);
+  // Tracing needs @opentelemetry/api, not installed here: named the same way.
+  if (typeof otel.instrumentRouter !== 'function') throw new Error('fleetroute/opentelemetry: no instrumentRouter');
+  const tracedRouter = new fleetroute.Router({ registry, transport: { probe: async () => true }, health: false });
+  const noOtel = await otel.instrumentRouter(tracedRouter).then(() => 'loaded', (error) => error);
+  await tracedRouter.close();
+  if (!(noOtel instanceof fleetroute.FleetRouteError) || noOtel.code !== 'MISSING_DEPENDENCY' || !noOtel.message.includes('@opentelemetry/api'))
+    throw new Error('fleetroute/opentelemetry: expected MISSING_DEPENDENCY naming @opentelemetry/api, got ' + noOtel);
   // The translator needs no peer; its keys are blockHashes' (loaded by the registry above).
   const translator = await kv.KvEventTranslator.create({ pageSize: 4 });
   const [stored] = translator.translate([{ type: 'stored', hashes: [1n], parent: undefined,
@@ -100,6 +123,8 @@ const ESM_PROGRAM = `import * as fleetroute from 'fleetroute';
 import * as http from 'fleetroute/http';
 import * as sim from 'fleetroute/sim';
 import * as kv from 'fleetroute/kv-events';
+import * as prom from 'fleetroute/prometheus';
+import * as otel from 'fleetroute/opentelemetry';
 ${PROGRAM}`;
 
 const CJS_PROGRAM = `'use strict';
@@ -107,6 +132,8 @@ const fleetroute = require('fleetroute');
 const http = require('fleetroute/http');
 const sim = require('fleetroute/sim');
 const kv = require('fleetroute/kv-events');
+const prom = require('fleetroute/prometheus');
+const otel = require('fleetroute/opentelemetry');
 const pkg = require('fleetroute/package.json');
 if (pkg.name !== 'fleetroute') throw new Error('fleetroute/package.json: wrong name');
 async function main() {${PROGRAM}}
@@ -136,6 +163,8 @@ import {
   KvEventTranslator,
   loadMsgpackDecode,
 } from 'fleetroute/kv-events';
+import type { OpenTelemetryOptions, RouterTracing, TracedAttemptContext } from 'fleetroute/opentelemetry';
+import type { PrometheusMetrics, PrometheusMetricsOptions, PrometheusRegistry } from 'fleetroute/prometheus';
 
 export async function route(request: SelectRequest): Promise<Worker | undefined> {
   const registry: WorkerRegistry = await WorkerRegistry.create({ defaultStatus: 'ready' });
@@ -159,6 +188,9 @@ export async function ingest(batch: EngineEventBatch): Promise<number> {
   const decode = await loadMsgpackDecode().catch(() => undefined);
   return translator.translate(batch.events).length + (decode === undefined ? 0 : 1);
 }
+
+export type Traced = [RouterTracing, OpenTelemetryOptions, TracedAttemptContext];
+export type Measured = [PrometheusMetrics, PrometheusMetricsOptions, PrometheusRegistry];
 
 export async function follow(registry: WorkerRegistry): Promise<KvEventSubscriberStats[]> {
   const feed = await KvEventFeed.start({ registry, target: createPolicy('cache_aware') });

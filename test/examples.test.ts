@@ -58,6 +58,7 @@ describe('examples', () => {
     expect(out).toContain('traceparent reached the worker');
     expect(out).toContain('12/12 requests succeeded');
     expect(out).toContain('loads after the run: 0, 0, 0');
+    expect(out).toMatch(/^\/metrics: fleetroute_worker_circuit_state\{worker="[^"]+"\} 1$/m);
   });
 
   it('retry-policy.ts: only idempotent requests retried, never a 429, waits capped, each retry logged', async () => {
@@ -76,6 +77,7 @@ describe('examples', () => {
     };
     const peers = new Set(Object.keys(pkg.peerDependencies));
     for (const name of readdirSync(new URL('../examples', import.meta.url))) {
+      if (!name.endsWith('.ts')) continue; // grafana-dashboard.json: data, not code
       const source = readFileSync(new URL(`../examples/${name}`, import.meta.url), 'utf8');
       const specifiers = [...source.matchAll(/^\s*(?:import|export)[^'"]*?from '([^']+)'/gm)].map(
         (m) => m[1]!,

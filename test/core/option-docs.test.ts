@@ -12,8 +12,10 @@ import { OptionTable } from '../../src/core/option-table.js';
 import { KV_DECODE_LIMITS } from '../../src/kv-events/batch-decoder.js';
 import { KV_SUBSCRIBER_OPTIONS } from '../../src/kv-events/subscriber.js';
 import { KV_TRANSLATOR_OPTIONS } from '../../src/kv-events/translator.js';
+import { OPENTELEMETRY_OPTIONS } from '../../src/opentelemetry/instrument-router.js';
 import { policyOptionTables } from '../../src/policies/create-policy.js';
 import { COMMON_OPTIONS } from '../../src/policies/support/config.js';
+import { PROMETHEUS_METRICS_OPTIONS } from '../../src/prometheus/create-prometheus-metrics.js';
 import { REGISTRY_OPTIONS } from '../../src/registry/registry-options.js';
 import {
   CIRCUIT_BREAKER_OPTIONS,
@@ -55,6 +57,8 @@ const TABLES = [
   REGISTRY_OPTIONS,
   HTTP_TRANSPORT_OPTIONS,
   PROMETHEUS_PARSE_OPTIONS,
+  PROMETHEUS_METRICS_OPTIONS,
+  OPENTELEMETRY_OPTIONS,
   KV_DECODE_LIMITS,
   KV_TRANSLATOR_OPTIONS,
   KV_SUBSCRIBER_OPTIONS,

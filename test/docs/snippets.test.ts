@@ -1,8 +1,8 @@
 /**
  * The TypeScript snippets of the docs compile under `strict`, against the package's own types:
  * a snippet a user copies must not need fixing first. Each ```ts block is its own module (top-level
- * await allowed), importing from `fleetroute`, `fleetroute/http`, `fleetroute/kv-events` or
- * `fleetroute/sim`.
+ * await allowed), importing from `fleetroute`, `fleetroute/http`, `fleetroute/kv-events`,
+ * `fleetroute/prometheus` or `fleetroute/sim`.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +66,8 @@ const OPTIONS: ts.CompilerOptions = {
     'fleetroute/http': ['src/transport/http/index.ts'],
     'fleetroute/sim': ['src/sim/index.ts'],
     'fleetroute/kv-events': ['src/kv-events/index.ts'],
+    'fleetroute/opentelemetry': ['src/opentelemetry/index.ts'],
+    'fleetroute/prometheus': ['src/prometheus/index.ts'],
   },
 };
 

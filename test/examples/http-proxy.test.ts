@@ -11,9 +11,12 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Registry as PromRegistry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProxy, type ProxyOptions } from '../../examples/http-proxy.js';
 import { Router, WorkerRegistry } from '../../src/index.js';
+import { createPrometheusMetrics } from '../../src/prometheus/index.js';
+import { parsePrometheusText } from '../../src/transport/http/prometheus-text.js';
 
 interface TestWorker {
   readonly url: string;
@@ -183,6 +186,40 @@ describe('examples/http-proxy.ts', () => {
     expect(await response.json()).toEqual({ served_by: 'healthy' });
     await until(() => failing.cut === 1);
     expect(failing.seen).toHaveLength(1);
+  });
+
+  it('serves the router’s Prometheus metrics on /metrics: fleetroute_ series, counted', async () => {
+    const failing = await worker('failing');
+    const healthy = await worker('healthy');
+    const metricsRegistry = new PromRegistry();
+    const base = await proxyOver([failing, healthy], { metrics: metricsRegistry });
+    const metrics = await createPrometheusMetrics({
+      router: routers.at(-1)!,
+      workers: registry,
+      registry: metricsRegistry,
+    });
+    const response = await fetch(`${base}/v1/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'm', prompt: 'hello' }),
+    });
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+
+    const scrape = await fetch(`${base}/metrics`);
+    expect(scrape.status).toBe(200);
+    expect(scrape.headers.get('content-type')).toMatch(/^text\/plain/);
+    const { samples } = parsePrometheusText(await scrape.text());
+    const [first, second] = registry.getAll();
+    const value = (name: string, labels: Record<string, string>) =>
+      samples.find(
+        (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+      )?.value;
+    expect(samples.filter((s) => s.name.startsWith('fleetroute_')).length).toBeGreaterThan(20);
+    expect(value('fleetroute_attempts_total', { worker: first!.url, outcome: 'status' })).toBe(1);
+    expect(value('fleetroute_attempts_total', { worker: second!.url, outcome: 'success' })).toBe(1);
+    expect(value('fleetroute_retries_total', { cause: 'status' })).toBe(1);
+    expect(value('fleetroute_worker_up', { worker: first!.url })).toBe(1);
+    metrics.close();
   });
 
   it('when every attempt fails, relays the last status and at most 64 KiB of its body', async () => {
