@@ -470,10 +470,17 @@ async function demo(): Promise<void> {
     'You are a SQL assistant. Schema: orders(id, total). Question: largest order?',
     'You are a poet. Write about the mountains.',
   ];
-  for (const prompt of prompts) {
+  let sqlWorker = 0; // the worker the SQL prefix went to: the one that will start failing
+  for (const [i, prompt] of prompts.entries()) {
     const response = await post('/v1/completions', { model: DEMO_MODEL, prompt, max_tokens: 8 });
     await response.arrayBuffer();
-    const served = nameOf.get(response.headers.get('x-served-by') ?? '');
+    const url = response.headers.get('x-served-by') ?? '';
+    if (i === 0)
+      sqlWorker = Math.max(
+        0,
+        workers.findIndex((w) => w.url === url),
+      );
+    const served = nameOf.get(url);
     console.log(`${response.status} from ${served}: ${prompt.slice(0, 40)}…`);
   }
 
@@ -498,8 +505,9 @@ async function demo(): Promise<void> {
   );
   console.log(`streamed ${events.length} events: "${text.join('')}"`);
 
-  workers[0]!.die();
-  console.log(`\n${names[0]} starts resetting connections`);
+  // The worker holding the SQL prefix dies: its next SQL requests fail over to another worker.
+  workers[sqlWorker]!.die();
+  console.log(`\n${names[sqlWorker]} starts resetting connections`);
   let ok = 0;
   for (let i = 0; i < 12; i++) {
     const prompt = `${prompts[i % 4]} #${i}`;
@@ -507,8 +515,10 @@ async function demo(): Promise<void> {
     await response.arrayBuffer();
     if (response.status === 200) ok++;
   }
-  const dead = registry.getByUrl(workers[0]!.url)!;
-  console.log(`${ok}/12 requests succeeded; ${names[0]}'s breaker is ${dead.circuitBreaker.state}`);
+  const dead = registry.getByUrl(workers[sqlWorker]!.url)!;
+  console.log(
+    `${ok}/12 requests succeeded; ${names[sqlWorker]}'s breaker is ${dead.circuitBreaker.state}`,
+  );
   const stats = router.stats();
   console.log(
     `router: ${stats.executions} requests, ${stats.attempts} attempts, ${stats.retries} retries`,

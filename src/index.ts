@@ -89,6 +89,7 @@ export type {
   AttemptEvent,
   CircuitChangedEvent,
   DecisionEvent,
+  ExecutedEvent,
   LoadsPolledEvent,
   NoWorkerEvent,
   ProbeEvent,

@@ -63,6 +63,19 @@ export const METRICS = {
     help: 'Share of the prompt a prefix-matching policy found cached on the worker it scored (0-1).',
     buckets: RATIO_BUCKETS,
   },
+  requests: {
+    name: 'requests_total',
+    kind: 'counter',
+    labels: ['model', 'outcome'],
+    help: 'Calls of execute, by model and how they ended (success, failed, error, no_worker, aborted, closed).',
+  },
+  requestDuration: {
+    name: 'request_duration_seconds',
+    kind: 'histogram',
+    labels: ['outcome'],
+    help: 'Time of a call of execute, retries and waits included, in seconds.',
+    buckets: ATTEMPT_BUCKETS,
+  },
   attempts: {
     name: 'attempts_total',
     kind: 'counter',

@@ -12,6 +12,7 @@ import type {
   AttemptEvent,
   CircuitChangedEvent,
   DecisionEvent,
+  ExecutedEvent,
   LoadsPolledEvent,
   NoWorkerEvent,
   ProbeEvent,
@@ -98,6 +99,11 @@ export class RouterMetrics {
     this.#histograms.attemptDuration.observe({ outcome: e.outcome }, seconds(e.durationMs));
     const worker = this.#labels.worker(e.worker.id);
     if (worker !== undefined) this.#counters.attempts.add(1, worker, e.outcome);
+  };
+
+  readonly #onExecuted = (e: ExecutedEvent): void => {
+    this.#counters.requests.add(1, this.#labels.model(e.model), e.outcome);
+    this.#histograms.requestDuration.observe({ outcome: e.outcome }, seconds(e.durationMs));
   };
 
   readonly #onRetry = (e: RetryScheduledEvent): void => {
@@ -198,6 +204,7 @@ export class RouterMetrics {
     const method = on ? 'on' : 'off';
     router[method]('decision', this.#onDecision);
     router[method]('attempt', this.#onAttempt);
+    router[method]('executed', this.#onExecuted);
     router[method]('retry', this.#onRetry);
     router[method]('noWorker', this.#onNoWorker);
     router[method]('probe', this.#onProbe);

@@ -64,6 +64,24 @@ export interface AttemptEvent {
   readonly durationMs: number;
 }
 
+/** A `router.execute` call ended. @public */
+export interface ExecutedEvent {
+  readonly type: 'executed';
+  readonly model: string | undefined;
+  /**
+   * `success`: it returned a success; `failed`: it returned a failure response (every attempt
+   * failed); `error`: it threw what `send` threw; `no_worker`: no worker was available;
+   * `aborted`: the caller's signal ended it; `closed`: the router closed.
+   */
+  readonly outcome: 'success' | 'failed' | 'error' | 'no_worker' | 'aborted' | 'closed';
+  /** Attempts made (`send` calls). */
+  readonly attempts: number;
+  /** The returned response's status, when it had one. */
+  readonly status: number | undefined;
+  /** From the call to its end, retries and waits included, in ms. */
+  readonly durationMs: number;
+}
+
 /** `router.execute` will try another worker after `delayMs`. @public */
 export interface RetryScheduledEvent {
   readonly type: 'retry';
@@ -126,6 +144,7 @@ export type RouterObservation =
   | CircuitChangedEvent
   | DecisionEvent
   | AttemptEvent
+  | ExecutedEvent
   | RetryScheduledEvent
   | NoWorkerEvent
   | ProbeEvent
@@ -137,6 +156,7 @@ export interface RouterEventMap {
   circuitChanged: (event: CircuitChangedEvent) => void;
   decision: (event: DecisionEvent) => void;
   attempt: (event: AttemptEvent) => void;
+  executed: (event: ExecutedEvent) => void;
   retry: (event: RetryScheduledEvent) => void;
   noWorker: (event: NoWorkerEvent) => void;
   probe: (event: ProbeEvent) => void;

@@ -90,6 +90,7 @@ export class RetryLoop<T> {
   readonly #host: RetryHost;
   readonly #tried = new Set<Worker>();
   #response: { readonly value: T } | undefined;
+  #succeeded = false;
   #error: unknown;
   #byDefault: RetryDecision | undefined;
   readonly #observer: RetryObserver | undefined;
@@ -106,6 +107,16 @@ export class RetryLoop<T> {
    *   available at all; the signal's reason as soon as it aborts; an error marked
    *   `retryable: false` as soon as it is thrown.
    */
+  /** Whether the call ended with a success (else with the last failure response). */
+  get succeeded(): boolean {
+    return this.#succeeded;
+  }
+
+  /** Attempts made so far (`send` calls). */
+  get attempts(): number {
+    return this.#tried.size;
+  }
+
   async run(): Promise<T> {
     const { config, signal } = this.#call;
     for (let attempt = 1; ; attempt++) {
@@ -117,7 +128,10 @@ export class RetryLoop<T> {
       }
       this.#tried.add(worker);
       const attempted = await this.#attempt(worker, attempt);
-      if (attempted.kind === 'success') return attempted.value;
+      if (attempted.kind === 'success') {
+        this.#succeeded = true;
+        return attempted.value;
+      }
       if (attempt >= config.maxAttempts) break;
       const delayMs = this.#decide(attempted, attempt);
       if (signal.aborted) throw signal.reason; // the decision may have aborted the call

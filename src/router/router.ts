@@ -31,6 +31,7 @@ import { ModelDiscovery } from './model-discovery.js';
 import type {
   AttemptEvent,
   DecisionEvent,
+  ExecutedEvent,
   RetryScheduledEvent,
   RouterEventMap,
   RouterObservationType,
@@ -121,6 +122,7 @@ export class Router {
     circuitChanged: 0,
     decision: 0,
     attempt: 0,
+    executed: 0,
     retry: 0,
     noWorker: 0,
     probe: 0,
@@ -387,7 +389,9 @@ export class Router {
     const scope = this.#calls.open(signal);
     try {
       const call = { request: req, send, config, signal: scope.signal };
-      return await new RetryLoop(call, this.#retryHost).run();
+      const loop = new RetryLoop(call, this.#retryHost);
+      if (this.#listening.executed === 0) return await loop.run();
+      return await this.#observeExecution(req, loop, signal);
     } finally {
       this.#calls.close(scope);
     }
@@ -576,6 +580,47 @@ export class Router {
     }
   }
 
+  /** Runs `loop` and reports how the call ended (`executed`), whatever it returns or throws. */
+  async #observeExecution<T>(
+    request: SelectRequest,
+    loop: RetryLoop<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    const model = typeof request.model === 'string' ? request.model : undefined;
+    const started = performance.now();
+    const report = (outcome: ExecutedEvent['outcome'], status: number | undefined): void => {
+      if (this.#listening.executed === 0) return;
+      this.#observe('executed', {
+        type: 'executed',
+        model,
+        outcome,
+        attempts: loop.attempts,
+        status,
+        durationMs: performance.now() - started,
+      });
+    };
+    let value: T;
+    try {
+      value = await loop.run();
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      report(
+        signal?.aborted
+          ? 'aborted'
+          : code === 'NO_WORKER' && error instanceof FleetRouteError
+            ? 'no_worker'
+            : this.#closed
+              ? 'closed'
+              : 'error',
+        undefined,
+      );
+      throw error;
+    }
+    const status = responseStatus(value);
+    report(loop.succeeded ? 'success' : 'failed', status);
+    return value;
+  }
+
   #observeNoWorker(request: SelectRequest): void {
     const model = typeof request.model === 'string' ? request.model : undefined;
     this.#observe('noWorker', { type: 'noWorker', model });
@@ -680,6 +725,13 @@ function readRequest(request: unknown): SelectRequest {
 }
 
 const EMPTY_REQUEST: SelectRequest = Object.freeze({});
+
+/** The numeric `status` of a returned response, if it has one. */
+function responseStatus(value: unknown): number | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const status = (value as { status?: unknown }).status;
+  return typeof status === 'number' ? status : undefined;
+}
 
 /** Listeners already reported as throwing (one warning each). */
 const warned = new WeakSet<object>();

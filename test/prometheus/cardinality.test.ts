@@ -29,7 +29,7 @@ const ALLOWED: Record<string, ReadonlySet<string>> = {
     'event_overlap',
     'holder_overloaded',
   ]),
-  outcome: new Set(['success', 'status', 'error', 'aborted']),
+  outcome: new Set(['success', 'status', 'error', 'aborted', 'failed', 'no_worker', 'closed']),
   cause: new Set(['status', 'error']),
   result: new Set(['ok', 'fail', 'timeout']),
   from: new Set([

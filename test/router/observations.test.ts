@@ -85,7 +85,7 @@ describe('Router observations', () => {
       retry: { maxAttempts: 3, initialBackoffMs: 1, maxBackoffMs: 1 },
     });
     open.push(router, registry);
-    const seen = record(router, 'decision', 'attempt', 'retry');
+    const seen = record(router, 'decision', 'attempt', 'retry', 'executed');
     let calls = 0;
     const result = await router.execute({ model: 'm' }, async () =>
       ++calls === 1 ? { status: 503 } : { status: 200 },
@@ -98,7 +98,9 @@ describe('Router observations', () => {
       'retry',
       'decision',
       'attempt',
+      'executed',
     ]);
+    expect(seen[5]).toMatchObject({ outcome: 'success', attempts: 2, status: 200, model: 'm' });
     const [d1, a1, r1, d2, a2] = seen as [
       DecisionEvent,
       AttemptEvent,
@@ -124,6 +126,7 @@ describe('Router observations', () => {
     const { router, registry } = await routerFleet(1, { retry: { maxAttempts: 1 } });
     open.push(router, registry);
     const seen = record(router, 'attempt');
+    const ends = record(router, 'executed');
     const boom = new Error('socket hang up');
     await expect(router.execute({ model: 'm' }, async () => Promise.reject(boom))).rejects.toBe(
       boom,
@@ -138,6 +141,10 @@ describe('Router observations', () => {
       { type: 'attempt', outcome: 'error', error: boom },
       { type: 'attempt', outcome: 'aborted', error: undefined },
     ]);
+    expect(ends).toMatchObject([
+      { type: 'executed', outcome: 'error', attempts: 1 },
+      { type: 'executed', outcome: 'aborted', attempts: 1 },
+    ]);
   });
 
   it('no worker: select, selectPair and execute each report it with the model', async () => {
@@ -151,6 +158,7 @@ describe('Router observations', () => {
     open.push(router, registry);
     router.start();
     const seen = record(router, 'noWorker');
+    const ends = record(router, 'executed');
     expect(router.select({ model: 'gone' })).toBeUndefined();
     expect(router.selectPair({ model: 'pd' })).toBeUndefined();
     await expect(
@@ -162,6 +170,9 @@ describe('Router observations', () => {
       { type: 'noWorker', model: 'gone' },
       { type: 'noWorker', model: 'pd' },
       { type: 'noWorker', model: 'x' },
+    ]);
+    expect(ends).toMatchObject([
+      { type: 'executed', outcome: 'no_worker', model: 'x', attempts: 0 },
     ]);
   });
 
