@@ -61,6 +61,12 @@ export interface PolicyRun {
   /** Wall-clock CPU time of the routing decision (`router.select`) per request, µs. */
   readonly routingMicrosPerRequest: number;
   /**
+   * Routing decisions by the branch the policy took (`policy.explain()`: `cache_aware`'s
+   * `cache_hit`, `cache_miss`, `event_overlap`, …), the counts an operator sees as
+   * `fleetroute_decisions_total`; empty for policies that keep no branches.
+   */
+  readonly decisions: Readonly<Record<string, number>>;
+  /**
    * Requests on each worker, sampled every `intervalMs` of simulated time from the first
    * arrival, as `series[worker][sample]`: `inFlight` (waiting or running), `waiting` (queued,
    * not yet admitted to a batch) and `running` (in the batch). When a run outgrows 1,000

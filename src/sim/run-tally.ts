@@ -34,6 +34,8 @@ export class RunTally {
   #firstSend = Number.NaN;
   #lastCompletion = 0;
   #outputTokens = 0;
+  /** Decisions by the policy's branch. */
+  readonly #branches = new Map<string, number>();
 
   /** A run of `requests` requests over `workers` workers. */
   constructor(requests: number, workers: number) {
@@ -61,6 +63,11 @@ export class RunTally {
     this.#routingMs += routingMs;
     if (worker === undefined) this.#unroutable++;
     else this.#routed[worker]!++;
+  }
+
+  /** The policy took `branch` for the decision just counted (`undefined`: it keeps none). */
+  onBranch(branch: string | undefined): void {
+    if (branch !== undefined) this.#branches.set(branch, (this.#branches.get(branch) ?? 0) + 1);
   }
 
   /** A request sent at `sentAt` gave its first token at `firstTokenAt` and completed at `now`. */
@@ -94,6 +101,7 @@ export class RunTally {
       load: { perWorker: this.#routed, maxOverMean: load.maxOverMean, cv: load.cv },
       precision: end.precision,
       routingMicrosPerRequest: this.#sent === 0 ? 0 : (this.#routingMs * 1000) / this.#sent,
+      decisions: Object.fromEntries([...this.#branches].sort(([a], [b]) => (a < b ? -1 : 1))),
       timeline: end.timeline,
       eventsProcessed: end.eventsProcessed,
       timestampOffsetMs: end.timestampOffsetMs,

@@ -6,6 +6,7 @@
  * @internal
  */
 import { FleetRouteError } from '../core/errors.js';
+import type { Policy } from '../policies/policy.js';
 import type { Router } from '../router/router.js';
 import type { WorkerLease } from '../workers/worker.js';
 import { ArrivalSchedule } from './arrival-schedule.js';
@@ -55,6 +56,7 @@ export class SimulationRun {
   readonly #polls: LoadPolls | undefined;
   readonly #timeline: Timeline;
   #routers: readonly Router[] = [];
+  #policies: readonly Policy[] = [];
   #now = 0;
   #events = 0;
   /** Requests on a worker (waiting or running); released requests queued but not yet sent. */
@@ -112,6 +114,7 @@ export class SimulationRun {
    */
   run(routers: SimRouters): void {
     this.#routers = routers.routers;
+    this.#policies = routers.policies;
     const queue = this.#queue;
     const o = this.#o;
     if (o.kvEvents) {
@@ -294,7 +297,8 @@ export class SimulationRun {
     }
     const now = this.#now;
     if (this.#o.engineRestarts > 0) this.#restartDue();
-    const router = this.#routers[this.#tally.sent % this.#routers.length]!;
+    const k = this.#tally.sent % this.#routers.length;
+    const router = this.#routers[k]!;
     const tokens = promptOf(request, id);
     // The answer's keys too (the engine caches them at completion), chained in one pass.
     const keys = blockKeys(tokens, this.#o.fleet.blockSize, request.outputTokens);
@@ -308,6 +312,7 @@ export class SimulationRun {
     const routingMs = performance.now() - started;
     const worker = lease === undefined ? undefined : this.#workerOf.get(lease.worker.url);
     this.#tally.onSend(now, routingMs, worker);
+    if (lease !== undefined) this.#tally.onBranch(this.#policies[k]?.explain?.()?.branch);
     if (lease === undefined || worker === undefined) {
       lease?.release();
       this.#finish(id);

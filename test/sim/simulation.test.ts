@@ -46,6 +46,17 @@ describe('simulate', () => {
     expect(c.load.perWorker).not.toEqual(a.load.perWorker);
   });
 
+  it('counts every decision by the branch the policy took, as a router reports it', async () => {
+    const aware = await simulate({ workload: small, policy: 'cache_aware' });
+    const total = Object.values(aware.decisions).reduce((a, b) => a + b, 0);
+    expect(total).toBe(aware.requests);
+    // 8 groups: each group's first prompt misses, most later ones hit.
+    expect(aware.decisions.cache_miss).toBeGreaterThanOrEqual(8);
+    expect(aware.decisions.cache_hit).toBeGreaterThan(aware.decisions.cache_miss!);
+    const rr = await simulate({ workload: small, policy: 'round_robin' });
+    expect(rr.decisions).toEqual({});
+  });
+
   it('reports every request, tokens-weighted hits, a timeline and routing time', async () => {
     const run = await simulate({ workload: small, policy: 'cache_aware' });
     expect(run).toMatchObject({ policy: 'cache_aware', requests: 64, completed: 64 });

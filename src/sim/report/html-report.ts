@@ -152,6 +152,33 @@ function eventsNote(c: Comparison): string {
   );
 }
 
+/**
+ * The decisions each policy took, by branch (`policy.explain()`): the counts an operator sees as
+ * `fleetroute_decisions_total{branch}`. Empty (no section) when no run reports branches.
+ */
+function decisionsTable(c: Comparison): string {
+  const runs = c.runs.filter((r) => Object.keys(r.decisions ?? {}).length > 0);
+  if (runs.length === 0) return '';
+  const branches = [...new Set(runs.flatMap((r) => Object.keys(r.decisions)))].sort();
+  const head = branches.map((b) => `<th scope="col">${escapeHtml(b)}</th>`).join('');
+  const rows = runs.map((r) => {
+    const total = Object.values(r.decisions).reduce((a, b) => a + b, 0);
+    const cells = branches.map((b) => {
+      const n = r.decisions[b] ?? 0;
+      return `<td>${formatInteger(n)} <span class="note">${formatPercent(total === 0 ? 0 : n / total)}</span></td>`;
+    });
+    return `<tr><th scope="row">${escapeHtml(r.policy)}</th>${cells.join('')}</tr>`;
+  });
+  return (
+    '<div class="table-wrap"><table>' +
+    `<thead><tr><th scope="col">Policy</th>${head}</tr></thead>` +
+    `<tbody>${rows.join('')}</tbody></table></div>` +
+    '<p class="note">Each decision counted by the branch the policy took, as a router reports it ' +
+    '(<code>fleetroute_decisions_total</code> in Prometheus, <code>decision</code> events): ' +
+    'hits, misses, imbalance escapes, holders over their load bound.</p>'
+  );
+}
+
 function section(id: string, title: string, body: string): string {
   return `<section id="${id}"><h2>${escapeHtml(title)}</h2>${body}</section>`;
 }
@@ -210,6 +237,9 @@ export function renderHtmlReport(comparison: Comparison, options: HtmlReportOpti
           'Time to first token, distribution',
           ttftDistributionFigure(c),
         ) +
+        (decisionsTable(c) === ''
+          ? ''
+          : section('decisions', 'Routing decisions by branch', decisionsTable(c))) +
         section('per-worker', 'Requests routed per worker', perWorkerFigure(c)) +
         section('in-flight', 'In flight per worker over time', inFlightFigure(c)) +
         section('queue', 'Waiting and running requests over time', queueFigure(c));

@@ -54,6 +54,8 @@ export function run(
     load: { perWorker, maxOverMean: 1.1 + seed * 0.01, cv: 0.08 + seed * 0.01 },
     precision: 0.6 + seed * 0.02,
     routingMicrosPerRequest: 1.5 + seed * 0.1,
+    decisions:
+      policy === 'cache_aware' ? { cache_hit: 900 - seed * 10, cache_miss: 100 + seed * 10 } : {},
     ttftQuantilesMs: Array.from({ length: 101 }, (_, i) => (40 + seed * 10) * (1 + i / 50)),
     timeline: timelineOf(workers, shape.samples ?? 50, seed, shape.intervalMs ?? 100),
     eventsProcessed: 12_000 + seed,

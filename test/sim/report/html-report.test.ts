@@ -239,3 +239,20 @@ describe('renderHtmlReport: large fleets', () => {
     expect(Buffer.byteLength(html)).toBeLessThan(3_000_000);
   });
 });
+
+describe('renderHtmlReport: decisions by branch', () => {
+  it('lists each policy that reports branches, with counts and shares, and skips the others', () => {
+    const html = renderHtmlReport(comparison([run('cache_aware', 0), run('round_robin', 1)]));
+    const decisions = sectionOf(html, 'decisions');
+    expect(decisions).toContain('<th scope="col">cache_hit</th>');
+    expect(decisions).toContain('<th scope="row">cache_aware</th>');
+    expect(decisions).toContain('900 <span class="note">90.0%</span>');
+    expect(decisions).not.toContain('round_robin');
+  });
+
+  it('has no such section when no policy reports branches', () => {
+    const html = renderHtmlReport(comparison([run('round_robin', 0), run('random', 1)]));
+    expect(html).not.toContain('<section id="decisions">');
+  });
+});
+
