@@ -255,4 +255,3 @@ describe('renderHtmlReport: decisions by branch', () => {
     expect(html).not.toContain('<section id="decisions">');
   });
 });
-
