@@ -11,16 +11,17 @@ import type { WorkerEvent } from '../registry/worker-event.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { Worker } from '../workers/worker.js';
 import { resolveKvDecodeLimits } from './batch-decoder.js';
-import { loadMsgpackDecode, type MsgpackDecode } from './msgpack.js';
+import type { MsgpackDecode } from './msgpack.js';
 import {
   KV_SUBSCRIBER_OPTIONS,
   KvEventSubscriber,
   type KvEventSubscriberOptions,
   type KvEventSubscriberStats,
   type KvEventTarget,
+  loadKvPeers,
 } from './subscriber.js';
 import { KV_TRANSLATOR_OPTIONS } from './translator.js';
-import { loadZeromq, type Zmq } from './zeromq.js';
+import type { Zmq } from './zeromq.js';
 
 /** The port vLLM and SGLang publish KV events on by default (`tcp://*:5557`). @public */
 export const KV_EVENTS_DEFAULT_PORT = 5557;
@@ -127,9 +128,7 @@ export class KvEventFeed {
    *   `MISSING_DEPENDENCY` when `zeromq` or `@msgpack/msgpack` is not installed.
    */
   static async start(options: KvEventFeedOptions): Promise<KvEventFeed> {
-    // One after the other: a missing package is named the same way every time.
-    const zmq = await loadZeromq();
-    const decode = await loadMsgpackDecode();
+    const { zmq, decode } = await loadKvPeers();
     return KvEventFeed.startWith(options, zmq, decode);
   }
 

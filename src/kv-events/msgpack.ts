@@ -4,14 +4,23 @@
  *
  * @module
  */
-import { FleetRouteError } from '../core/errors.js';
+import { optionalPeer } from '../core/optional-peer.js';
 
 /** Decodes one msgpack payload: what {@link decodeKvEventBatch} takes as `decode`. @public */
 export type MsgpackDecode = (bytes: Uint8Array) => unknown;
 
-const PACKAGE = '@msgpack/msgpack';
+type MsgpackModule = {
+  decode: (bytes: Uint8Array, options: { useBigInt64: boolean }) => unknown;
+};
 
-let loading: Promise<MsgpackDecode> | undefined;
+const loadModule = optionalPeer<MsgpackModule>({
+  name: '@msgpack/msgpack',
+  range: '^3.1.3',
+  by: 'fleetroute/kv-events',
+  usable: (m) => typeof m.decode === 'function',
+});
+
+let decoder: MsgpackDecode | undefined;
 
 /**
  * Loads `@msgpack/msgpack` (an optional peer dependency of `fleetroute/kv-events`) once per
@@ -22,20 +31,8 @@ let loading: Promise<MsgpackDecode> | undefined;
  * @throws {@link FleetRouteError} `MISSING_DEPENDENCY` (as a rejection) when the package is not
  *   installed, naming it and the command that installs it. A later call tries again.
  */
-export function loadMsgpackDecode(): Promise<MsgpackDecode> {
-  loading ??= import(PACKAGE).then(
-    (module: { decode: (bytes: Uint8Array, options: { useBigInt64: boolean }) => unknown }) => {
-      const decode = module.decode;
-      return (bytes: Uint8Array) => decode(bytes, { useBigInt64: true });
-    },
-    (cause: unknown) => {
-      loading = undefined;
-      throw new FleetRouteError(
-        'MISSING_DEPENDENCY',
-        `fleetroute/kv-events needs the optional peer dependency ${PACKAGE}: npm install ${PACKAGE}@^3.1.3`,
-        { cause },
-      );
-    },
-  );
-  return loading;
+export async function loadMsgpackDecode(): Promise<MsgpackDecode> {
+  const module = await loadModule();
+  decoder ??= (bytes: Uint8Array) => module.decode(bytes, { useBigInt64: true });
+  return decoder;
 }

@@ -344,9 +344,7 @@ export class KvEventSubscriber {
     readEndpoint('kvEventSubscriber.endpoint', raw.endpoint);
     if (raw.replayEndpoint !== undefined)
       readEndpoint('kvEventSubscriber.replayEndpoint', raw.replayEndpoint);
-    // One after the other: a missing package is named the same way every time.
-    const zmq = await loadZeromq();
-    const decode = await loadMsgpackDecode();
+    const { zmq, decode } = await loadKvPeers();
     return KvEventSubscriber.openWith(options, zmq, decode);
   }
 
@@ -795,6 +793,15 @@ export class KvEventSubscriber {
     }
     return this.#dealer;
   }
+}
+
+/**
+ * @internal The subscriber's two optional peers, one after the other, so a missing package is
+ * named the same way every time.
+ */
+export async function loadKvPeers(): Promise<{ zmq: Zmq; decode: MsgpackDecode }> {
+  const zmq = await loadZeromq();
+  return { zmq, decode: await loadMsgpackDecode() };
 }
 
 function pause(ms: number): Promise<void> {

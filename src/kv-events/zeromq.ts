@@ -6,9 +6,7 @@
  * @module
  * @internal
  */
-import { FleetRouteError } from '../core/errors.js';
-
-const PACKAGE = 'zeromq';
+import { optionalPeer } from '../core/optional-peer.js';
 
 /** @internal The socket options the subscriber sets (libzmq's names, in milliseconds / bytes). */
 export interface ZmqSocketOptions {
@@ -48,34 +46,14 @@ export interface Zmq {
   readonly Dealer: new (options?: ZmqSocketOptions) => ZmqDealer;
 }
 
-let loading: Promise<Zmq> | undefined;
-
 /**
  * @internal Loads `zeromq` once per process.
  * @throws {@link FleetRouteError} `MISSING_DEPENDENCY` (as a rejection) naming the package and the
  *   command that installs it; a later call tries again.
  */
-export function loadZeromq(): Promise<Zmq> {
-  loading ??= import(PACKAGE).then(
-    (module: Zmq & { default?: Zmq }) => {
-      // CommonJS: the named exports, or the whole module as the default export.
-      const zmq = typeof module.Subscriber === 'function' ? module : module.default;
-      if (zmq === undefined || typeof zmq.Subscriber !== 'function') {
-        throw new FleetRouteError(
-          'MISSING_DEPENDENCY',
-          `fleetroute/kv-events could not read the ${PACKAGE} package's sockets: install ${PACKAGE}@^6.8.0`,
-        );
-      }
-      return zmq;
-    },
-    (cause: unknown) => {
-      loading = undefined;
-      throw new FleetRouteError(
-        'MISSING_DEPENDENCY',
-        `fleetroute/kv-events needs the optional peer dependency ${PACKAGE} to subscribe to engines: npm install ${PACKAGE}@^6.8.0`,
-        { cause },
-      );
-    },
-  );
-  return loading;
-}
+export const loadZeromq: () => Promise<Zmq> = optionalPeer<Zmq>({
+  name: 'zeromq',
+  range: '^6.8.0',
+  by: 'fleetroute/kv-events (to subscribe to engines)',
+  usable: (m) => typeof m.Subscriber === 'function',
+});

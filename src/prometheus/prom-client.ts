@@ -6,11 +6,8 @@
  * @module
  * @internal
  */
-import { FleetRouteError } from '../core/errors.js';
+import { optionalPeer } from '../core/optional-peer.js';
 import type { PrometheusRegistry } from './prometheus-registry.js';
-
-const PACKAGE = 'prom-client';
-const INSTALL = `npm install ${PACKAGE}@^15`;
 
 /** @internal Label names to values, as prom-client takes them. */
 export type PromLabels = Record<string, string>;
@@ -52,34 +49,14 @@ export interface PromClient {
   readonly Gauge: new (config: PromMetricConfig) => PromGauge;
 }
 
-let loading: Promise<PromClient> | undefined;
-
 /**
  * @internal Loads `prom-client` once per process.
  * @throws {@link FleetRouteError} `MISSING_DEPENDENCY` (as a rejection) naming the package and the
  *   command that installs it; a later call tries again.
  */
-export function loadPromClient(): Promise<PromClient> {
-  loading ??= import(PACKAGE).then(
-    (module: PromClient & { default?: PromClient }) => {
-      // CommonJS: the named exports, or the whole module as the default export.
-      const client = typeof module.Counter === 'function' ? module : module.default;
-      if (client === undefined || typeof client.Counter !== 'function') {
-        throw new FleetRouteError(
-          'MISSING_DEPENDENCY',
-          `fleetroute/prometheus could not read the ${PACKAGE} package's metric classes: ${INSTALL}`,
-        );
-      }
-      return client;
-    },
-    (cause: unknown) => {
-      loading = undefined;
-      throw new FleetRouteError(
-        'MISSING_DEPENDENCY',
-        `fleetroute/prometheus needs the optional peer dependency ${PACKAGE}: ${INSTALL}`,
-        { cause },
-      );
-    },
-  );
-  return loading;
-}
+export const loadPromClient: () => Promise<PromClient> = optionalPeer<PromClient>({
+  name: 'prom-client',
+  range: '^15',
+  by: 'fleetroute/prometheus',
+  usable: (m) => typeof m.Counter === 'function',
+});

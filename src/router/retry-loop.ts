@@ -264,7 +264,8 @@ export class RetryLoop<T> {
 }
 
 /** A response's numeric `status`, if it has one. */
-function statusOf(value: unknown): number | undefined {
+/** @internal The numeric `status` of a returned response, if it has one. */
+export function statusOf(value: unknown): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const status = (value as { status?: unknown }).status;
   return typeof status === 'number' && Number.isFinite(status) ? status : undefined;

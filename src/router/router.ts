@@ -38,7 +38,7 @@ import type {
 } from './observations.js';
 import { Readiness, type ReadyOptions } from './readiness.js';
 import type { AttemptContext } from './retry-decision.js';
-import { type RetryHost, RetryLoop, type RetryObserver } from './retry-loop.js';
+import { type RetryHost, RetryLoop, type RetryObserver, statusOf } from './retry-loop.js';
 import {
   type ResolvedRouterOptions,
   type RouterOptions,
@@ -616,7 +616,7 @@ export class Router {
       );
       throw error;
     }
-    const status = responseStatus(value);
+    const status = statusOf(value);
     report(loop.succeeded ? 'success' : 'failed', status);
     return value;
   }
@@ -725,13 +725,6 @@ function readRequest(request: unknown): SelectRequest {
 }
 
 const EMPTY_REQUEST: SelectRequest = Object.freeze({});
-
-/** The numeric `status` of a returned response, if it has one. */
-function responseStatus(value: unknown): number | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const status = (value as { status?: unknown }).status;
-  return typeof status === 'number' ? status : undefined;
-}
 
 /** Listeners already reported as throwing (one warning each). */
 const warned = new WeakSet<object>();

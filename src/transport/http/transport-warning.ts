@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { log } from '../../core/logger.js';
 import type { RuntimeType } from '../../workers/worker-spec.js';
 
 /**
@@ -47,14 +48,7 @@ export type HttpTransportWarningCode = HttpTransportWarning['code'];
  * `FLEETROUTE_<code>` (`FLEETROUTE_METRICS_MISSING`), where `process.emitWarning` exists.
  */
 export function emitProcessWarning(warning: HttpTransportWarning): void {
-  const host = globalThis as { process?: { emitWarning?: unknown } };
-  const emit = host.process?.emitWarning;
-  if (typeof emit !== 'function') return;
-  (emit as (message: string, options: { code: string }) => void).call(
-    host.process,
-    warning.message,
-    { code: `FLEETROUTE_${warning.code}` },
-  );
+  log(undefined, 'warn', `FLEETROUTE_${warning.code}`, warning.message);
 }
 
 /** What to do about a worker that serves no metrics of its engine, by runtime. */
