@@ -11,6 +11,7 @@ export default defineConfig([
       'kv-events': 'src/kv-events/index.ts',
       prometheus: 'src/prometheus/index.ts',
       opentelemetry: 'src/opentelemetry/index.ts',
+      redis: 'src/redis/index.ts',
     },
     format: ['esm', 'cjs'],
     // Declarations leave out everything marked `@internal` (test/package/declarations.test.ts).

@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^fleetroute\/kv-events$/, replacement: src('kv-events/index.ts') },
       { find: /^fleetroute\/prometheus$/, replacement: src('prometheus/index.ts') },
       { find: /^fleetroute\/opentelemetry$/, replacement: src('opentelemetry/index.ts') },
+      { find: /^fleetroute\/redis$/, replacement: src('redis/index.ts') },
       { find: /^fleetroute$/, replacement: src('index.ts') },
     ],
   },

@@ -119,6 +119,31 @@ export type {
   RouterOptions,
   RouterRetryConfig,
 } from './router/router-options.js';
+export type {
+  RouterSharedState,
+  SharedStateEvent,
+  SharedStateHost,
+} from './router/shared-state.js';
+export type { SharedLoadStats } from './shared/load-share.js';
+export type { MemorySharedStoreOptions } from './shared/memory-store.js';
+export { MemorySharedStore } from './shared/memory-store.js';
+export type {
+  SharedLoadsConfig,
+  SharedLookupStats,
+  SharedPrefixIndexConfig,
+  SharedSessionsConfig,
+  SharedStateOptions,
+  SharedStateStats,
+} from './shared/shared-state.js';
+export { SharedState } from './shared/shared-state.js';
+export type {
+  LoadEntry,
+  LoadSync,
+  LoadSyncReply,
+  PrefixHolder,
+  SessionRecord,
+  SharedStore,
+} from './shared/shared-store.js';
 export type { Transport } from './transport/transport.js';
 export type { LeaseOutcome } from './workers/lease-state.js';
 export type { LoadReport } from './workers/load-report.js';

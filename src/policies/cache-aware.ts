@@ -166,6 +166,13 @@ export interface CacheAwareStats {
 
 // Set by the class's static block; read by the test hooks below.
 let cachesOf: (policy: CacheAwarePolicy) => ModelCaches;
+let rememberOf: (
+  policy: CacheAwarePolicy,
+  workers: readonly Worker[],
+  model: string,
+  key: string | ArrayLike<number>,
+  url: string,
+) => void;
 
 /** An optional share in [0, 1] (absent: off). */
 const optionalShare = custom<number | undefined>(undefined, (field, value) =>
@@ -509,6 +516,14 @@ export class CacheAwarePolicy implements Policy {
 
   static {
     cachesOf = (policy) => policy.#caches;
+    rememberOf = (policy, workers, model, key, url) => {
+      if (policy.#closed) return;
+      const kind = typeof key === 'string' ? TEXT : TOKENS;
+      const cache = policy.#caches.get(model);
+      // The insert continues the match's descent (ModelCaches.insert).
+      treeOf(cache, kind)?.match(key);
+      policy.#insert(workers, model, cache, kind, key, url);
+    };
   }
 
   /** Whether a holder with `load` in flight is over the hit bound (counting this request). */
@@ -661,4 +676,27 @@ export function cacheAwareTreeOf(
 /** @internal The number of models with a tree or engine blocks (tests check the bound). */
 export function cacheAwareModelCount(policy: CacheAwarePolicy): number {
   return cachesOf(policy).size;
+}
+
+/**
+ * @internal Shared prefix index: whether `model`'s requests are scored from engine KV events
+ * (then the approximate tree, and with it the shared index, is not used).
+ */
+export function cacheAwareUsesEvents(policy: CacheAwarePolicy, model: string): boolean {
+  const events = cachesOf(policy).get(model)?.events;
+  return events !== undefined && !events.empty;
+}
+
+/**
+ * @internal Shared prefix index: records that `url` was sent `key` (a prefix of a request, as
+ * text or tokens) by another router, as if this policy had routed it there.
+ */
+export function cacheAwareRemember(
+  policy: CacheAwarePolicy,
+  workers: readonly Worker[],
+  model: string,
+  key: string | ArrayLike<number>,
+  url: string,
+): void {
+  rememberOf(policy, workers, model, key, url);
 }

@@ -80,8 +80,11 @@ export interface ManualConfig extends CommonPolicyConfig {
   readonly identityHeaders?: boolean;
 }
 
-// Set by the class's static block; read by `manualSnapshotOf`.
+// Set by the class's static block; read by `manualSnapshotOf` and the shared-state hooks.
 let tableOf: (policy: ManualPolicy) => KeyTable;
+let keyOf: (policy: ManualPolicy, request: SelectRequest | undefined) => string | undefined;
+let clockOf: (policy: ManualPolicy) => Clock;
+let ttlOf: (policy: ManualPolicy) => number;
 
 /** @internal The options of `manual`. */
 export const MANUAL_OPTIONS = policyOptions('manual', 'ManualConfig', {
@@ -132,6 +135,7 @@ export class ManualPolicy implements Policy {
   readonly name = 'manual' as const;
   readonly #mode: ManualMode;
   readonly #sweepIntervalMs: number;
+  readonly #ttlMs: number;
   readonly #identityHeaders: boolean;
   readonly #random: RandomSource;
   readonly #clock: Clock;
@@ -145,6 +149,7 @@ export class ManualPolicy implements Policy {
     const { options, random, clock } = readPolicyConfig(MANUAL_OPTIONS, config);
     this.#mode = options.mode;
     this.#sweepIntervalMs = options.sweepIntervalMs;
+    this.#ttlMs = options.ttlMs;
     this.#identityHeaders = options.identityHeaders;
     this.#random = random;
     this.#clock = clock;
@@ -214,6 +219,10 @@ export class ManualPolicy implements Policy {
 
   static {
     tableOf = (policy) => policy.#table;
+    keyOf = (policy, request) =>
+      policy.#identityHeaders ? routingKey(request) : explicitKey(request);
+    clockOf = (policy) => policy.#clock;
+    ttlOf = (policy) => policy.#ttlMs;
   }
 
   /**
@@ -276,4 +285,38 @@ export function manualSnapshotOf(policy: ManualPolicy): {
   counts: Record<string, number>;
 } {
   return tableOf(policy).snapshot();
+}
+
+/**
+ * @internal Shared sessions: the key `select` would use for `request` (or `undefined`), and the
+ * policy's idle TTL.
+ */
+export function manualSessionKey(
+  policy: ManualPolicy,
+  request: SelectRequest | undefined,
+): string | undefined {
+  return keyOf(policy, request);
+}
+
+/** @internal The policy's idle TTL (ms): how long a shared session is kept. */
+export function manualTtlMs(policy: ManualPolicy): number {
+  return ttlOf(policy);
+}
+
+/** @internal The key's current placement, or `undefined` (no TTL check, no use). */
+export function manualPlacementOf(
+  policy: ManualPolicy,
+  key: string,
+): { readonly primary: string; readonly secondary: string | undefined } | undefined {
+  return tableOf(policy).peek(key);
+}
+
+/** @internal Adopts another router's placement of `key` (shared sessions). */
+export function manualAdopt(
+  policy: ManualPolicy,
+  key: string,
+  primary: string,
+  secondary: string | undefined,
+): void {
+  tableOf(policy).adopt(key, primary, secondary, clockOf(policy)());
 }

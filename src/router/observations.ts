@@ -8,6 +8,7 @@ import type { PolicyName } from '../policies/policy.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
 import type { Worker } from '../workers/worker.js';
 import type { WorkerStatus } from '../workers/worker-spec.js';
+import type { SharedStateEvent } from './shared-state.js';
 
 /** A worker's circuit breaker changed state. @public */
 export interface CircuitChangedEvent {
@@ -149,7 +150,8 @@ export type RouterObservation =
   | NoWorkerEvent
   | ProbeEvent
   | WorkerStatusEvent
-  | LoadsPolledEvent;
+  | LoadsPolledEvent
+  | SharedStateEvent;
 
 /** Listener signatures of `router.on(...)`: one per event `type`. @public */
 export interface RouterEventMap {
@@ -162,6 +164,7 @@ export interface RouterEventMap {
   probe: (event: ProbeEvent) => void;
   statusChanged: (event: WorkerStatusEvent) => void;
   loadsPolled: (event: LoadsPolledEvent) => void;
+  sharedState: (event: SharedStateEvent) => void;
 }
 
 /** The `type` of a {@link RouterObservation}. @public */

@@ -36,6 +36,7 @@ import {
 import type { Transport } from '../transport/transport.js';
 import { checkBreakerDefaults } from './breaker-defaults.js';
 import type { RetryEvent, ShouldRetry } from './retry-decision.js';
+import { type RouterSharedState, readSharedState } from './shared-state.js';
 
 /** How often loads are polled, and when a report is too old to use (ms). @public */
 export interface LoadPollingConfig {
@@ -163,6 +164,15 @@ export interface RouterOptions {
    * @defaultValue none: process warnings (`process.emitWarning`) with the same codes
    */
   readonly logger?: Logger;
+  /**
+   * State shared with other routers: a `SharedState` over a store (`MemorySharedStore`, or
+   * Redis from `fleetroute/redis`) folds the other routers' in-flight counts into the loads the
+   * policies read, and shares `manual`'s sessions and `cache_aware`'s prefix placements. One
+   * `SharedState` per router; the router starts it and closes it. `select` never waits on it;
+   * `execute` (and `prepare`) wait at most its lookup deadline.
+   * @defaultValue none: this router's state is its own
+   */
+  readonly shared?: RouterSharedState;
 }
 
 /** @internal */
@@ -184,6 +194,7 @@ export interface ResolvedRouterOptions {
   readonly reportLeakedLeases: boolean;
   readonly random: () => number;
   readonly logger: Logger | undefined;
+  readonly shared: RouterSharedState | undefined;
 }
 
 /**
@@ -240,6 +251,7 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
     reportLeakedLeases: own.reportLeakedLeases,
     random: own.random ?? Math.random,
     logger: own.logger,
+    shared: own.shared,
   });
 }
 
@@ -305,6 +317,11 @@ export const ROUTER_OPTIONS = new OptionTable(
       undefined,
       (field, value) => readLogger(field, value),
       'none: process warnings',
+    ),
+    shared: custom<RouterSharedState | undefined>(
+      undefined,
+      (field, value) => readSharedState(field, value),
+      "none: this router's state is its own",
     ),
   },
   'any',

@@ -128,6 +128,7 @@ export class Router {
     probe: 0,
     statusChanged: 0,
     loadsPolled: 0,
+    sharedState: 0,
   };
 
   readonly #health: HealthLoop | undefined;
@@ -255,6 +256,13 @@ export class Router {
       if (worker !== undefined) this.#adopt(worker);
     }
     this.#loads?.start();
+    this.#o.shared?.attach({
+      registry,
+      logger: this.#o.logger,
+      report: (event) => {
+        if (this.#listening.sharedState !== 0) this.#observe('sharedState', event);
+      },
+    });
   }
 
   /**
@@ -333,6 +341,25 @@ export class Router {
   }
 
   /**
+   * Fetches what the router's shared state (the `shared` option) knows about `request` — the
+   * worker of its session, the workers that were sent its prefix — so that a `select` right
+   * after routes on it. `execute` does this itself; call it before `select` when you route with
+   * `select`. Waits at most the shared state's lookup deadline, and not at all while the store
+   * is degraded or when there is no shared state.
+   *
+   * @returns a promise that resolves (never rejects for a store fault).
+   * @throws (rejects) {@link FleetRouteError} `INVALID_ARGUMENT` for a `request` that is not an
+   *   object.
+   */
+  async prepare(request?: SelectRequest): Promise<void> {
+    const shared = this.#o.shared;
+    if (shared === undefined || this.#closed) return;
+    const req = readRequest(request);
+    const pending = shared.prepare(req, this.#policyOf(req));
+    if (pending !== undefined) await pending;
+  }
+
+  /**
    * A prefill worker and a decode worker for a disaggregated request, each by its leg's policy,
    * with a lease on each (`undefined`, and no lease, when either leg has no available worker).
    */
@@ -385,6 +412,12 @@ export class Router {
       fail('signal', 'an AbortSignal', signal);
     const req = readRequest(request);
     this.#executions++;
+    const shared = this.#o.shared;
+    if (shared !== undefined) {
+      const pending = shared.prepare(req, this.#policyOf(req));
+      if (pending !== undefined) await pending;
+      if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
+    }
     const config = this.#retryConfigFor(req);
     const scope = this.#calls.open(signal);
     try {
@@ -463,6 +496,7 @@ export class Router {
     registryInternals.releaseBreakerDefaults(this.#o.registry, this);
     for (const policy of this.#policies()) policy.close?.();
     this.#emitter.removeAllListeners();
+    if (this.#o.shared !== undefined && this.#started) await this.#o.shared.close();
     await Promise.resolve();
   }
 
@@ -476,6 +510,26 @@ export class Router {
     const model = typeof request.model === 'string' ? request.model : undefined;
     const policy =
       (model === undefined ? undefined : this.#o.policies.get(model)) ?? this.#o.policy;
+    const worker = this.#pickWith(policy, model, registry, request, exclude, attempt);
+    if (worker !== undefined && this.#o.shared !== undefined)
+      this.#o.shared.placed(request, policy, worker);
+    return worker;
+  }
+
+  /** The policy of `request.model`, else the default policy. */
+  #policyOf(request: SelectRequest): Policy {
+    const model = typeof request.model === 'string' ? request.model : undefined;
+    return (model === undefined ? undefined : this.#o.policies.get(model)) ?? this.#o.policy;
+  }
+
+  #pickWith(
+    policy: Policy,
+    model: string | undefined,
+    registry: ResolvedRouterOptions['registry'],
+    request: SelectRequest,
+    exclude: ReadonlySet<Worker> | undefined,
+    attempt: number,
+  ): Worker | undefined {
     let candidates = registry.getByModel(model);
     // Retries: a new list without the workers tried, with the registry's ring so ring policies
     // need not rebuild one.

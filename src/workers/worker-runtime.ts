@@ -20,6 +20,10 @@ export class WorkerRuntime {
   #breakerClosed = true;
   #load = 0;
   #prefilling = 0;
+  // Other routers' in-flight counts on this worker (shared state): added to what policies read,
+  // never touched by this process's leases.
+  #remote = 0;
+  #remotePrefilling = 0;
   #counters: readonly LoadCounter[] = NO_COUNTERS;
   // Where this worker is counted in its groups' load histograms: the level (its load, or -1 when
   // it is not available) and the groups, so a change moves it exactly once.
@@ -84,9 +88,44 @@ export class WorkerRuntime {
     this.#resync();
   }
 
-  /** Requests in flight. */
+  /** Requests in flight: this process's leases plus other routers' (see {@link setRemote}). */
   get load(): number {
+    return this.#load + this.#remote;
+  }
+
+  /** Requests in flight under this process's leases only: what shared state publishes. */
+  get localLoad(): number {
     return this.#load;
+  }
+
+  /** Requests awaiting a first token under this process's leases only. */
+  get localPrefilling(): number {
+    return this.#prefilling;
+  }
+
+  /** Other routers' in-flight count on this worker (0 without shared state). */
+  get remoteLoad(): number {
+    return this.#remote;
+  }
+
+  /**
+   * Sets other routers' in-flight and prefilling counts on this worker (shared state's view,
+   * replaced on every refresh; never negative). The groups' `inFlight` totals move by the
+   * change. O(groups).
+   */
+  setRemote(load: number, prefilling: number): void {
+    const l = load > 0 ? load : 0;
+    const p = prefilling > 0 ? Math.min(prefilling, l) : 0;
+    const delta = l - this.#remote;
+    if (delta === 0 && p === this.#remotePrefilling) return;
+    if (delta !== 0) {
+      const counters = this.#counters;
+      for (let i = 0; i < counters.length; i++)
+        counters[i]!.inFlight = Math.max(counters[i]!.inFlight + delta, 0);
+    }
+    this.#remote = l;
+    this.#remotePrefilling = p;
+    this.#resync();
   }
 
   /**
@@ -99,9 +138,12 @@ export class WorkerRuntime {
     this.#resync();
   }
 
-  /** Requests in flight that have not produced their first token (see `WorkerLease.firstToken`). */
+  /**
+   * Requests in flight that have not produced their first token (see `WorkerLease.firstToken`),
+   * other routers' included.
+   */
   get prefilling(): number {
-    return this.#prefilling;
+    return this.#prefilling + this.#remotePrefilling;
   }
 
   /** Changes the count of requests awaiting their first token by `delta` (never below zero). */
@@ -115,6 +157,14 @@ export class WorkerRuntime {
   }
 
   set counters(counters: readonly LoadCounter[]) {
+    // Other routers' requests move with the worker from its old groups' totals to its new ones.
+    const remote = this.#remote;
+    if (remote !== 0) {
+      const previous = this.#counters;
+      for (let i = 0; i < previous.length; i++)
+        previous[i]!.inFlight = Math.max(previous[i]!.inFlight - remote, 0);
+      for (let i = 0; i < counters.length; i++) counters[i]!.inFlight += remote;
+    }
     this.#counters = counters;
     this.#resync();
   }
@@ -132,8 +182,8 @@ export class WorkerRuntime {
   #resync(): void {
     const routable = this.routable;
     const available = routable && this.#breakerClosed;
-    const level = available ? this.#load : -1;
-    const prefillLevel = available ? this.#prefilling : -1;
+    const level = available ? this.#load + this.#remote : -1;
+    const prefillLevel = available ? this.#prefilling + this.#remotePrefilling : -1;
     const groups = this.#counters;
     const before = this.#histLevel;
     const prefillBefore = this.#prefillLevel;

@@ -92,6 +92,38 @@ export class KeyTable {
   }
 
   /**
+   * Makes the key name `primary` and `secondary` (another router's placement, from shared
+   * state), inserting it when absent and marking a use. O(1).
+   */
+  adopt(key: string, primary: string, secondary: string | undefined, now: number): void {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) {
+      this.insert(key, primary, now);
+      if (secondary !== undefined && secondary !== primary)
+        this.setSecondary(key, this.#entries.get(key)!, secondary);
+      return;
+    }
+    if (entry.primary !== primary) {
+      this.#unlink(entry.primary, key);
+      if (entry.secondary === primary) entry.secondary = undefined;
+      entry.primary = primary;
+      this.#link(primary, key);
+    }
+    const next = secondary === primary ? undefined : secondary;
+    if (entry.secondary !== next) {
+      if (entry.secondary !== undefined) this.#unlink(entry.secondary, key);
+      entry.secondary = next;
+      if (next !== undefined) this.#link(next, key);
+    }
+    this.touch(key, entry, now);
+  }
+
+  /** The key's entry as it stands, without a TTL check or a use. */
+  peek(key: string): ManualEntry | undefined {
+    return this.#entries.get(key);
+  }
+
+  /**
    * Drops the keys idle for longer than the TTL. They sit at the least-recent end, so the walk
    * stops at the first live key: O(dropped + 1).
    *

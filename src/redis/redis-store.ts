@@ -1,0 +1,349 @@
+/**
+ * `RedisSharedStore`: a {@link SharedStore} on Redis (or Valkey), one `EVALSHA` per call.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { FleetRouteError } from '../core/errors.js';
+import { callback, custom, duration, OptionTable } from '../core/option-table.js';
+import { fail, readObject, readString } from '../core/options.js';
+import type {
+  LoadEntry,
+  LoadSync,
+  LoadSyncReply,
+  PrefixHolder,
+  SessionRecord,
+  SharedStore,
+} from '../shared/shared-store.js';
+import { loadIoRedis, type RedisClientLike } from './ioredis.js';
+import {
+  GET_SESSION,
+  LEAVE,
+  MATCH_PREFIX,
+  PUT_SESSION,
+  RECORD_PREFIX,
+  SYNC_LOADS,
+} from './scripts.js';
+
+/** Options of {@link RedisSharedStore.create}. @public */
+export interface RedisSharedStoreOptions {
+  /**
+   * The server, as ioredis reads it (`redis://[user:password@]host:port/db`, `rediss://` for
+   * TLS). Ignored when `client` is given. @defaultValue 'redis://127.0.0.1:6379'
+   */
+  readonly url?: string;
+  /**
+   * ioredis options, passed through as they are (`password`, `username`, `tls`, `db`,
+   * `sentinels`, …) over the store's own: `lazyConnect`, `enableOfflineQueue: false` (a
+   * command while disconnected fails at once, so nothing waits on a lost server),
+   * `maxRetriesPerRequest: 0`, and reconnection every 100 ms doubling to 2 s. The store keeps
+   * no credential of its own. @defaultValue none
+   */
+  readonly redis?: Readonly<Record<string, unknown>>;
+  /**
+   * A client you built (an ioredis `Redis`): the store uses it and never closes it. Give it
+   * `enableOfflineQueue: false` so that a lost server fails commands at once. @defaultValue
+   * none: the store builds its own from `url` and `redis`
+   */
+  readonly client?: RedisClientLike;
+  /**
+   * Every key starts with `{namespace}:`, so two fleets share one server without seeing each
+   * other, and a namespace's keys share one Redis Cluster hash slot. @defaultValue 'fleetroute'
+   */
+  readonly namespace?: string;
+  /**
+   * Time source for heartbeats, session and prefix ages (ms). By default the server's clock
+   * (`TIME`), so routers with skewed clocks agree; the simulator passes its own.
+   * @defaultValue none: the server's clock
+   */
+  readonly clock?: () => number;
+  /**
+   * How long `create` waits for the first connection (ms). The store is usable either way: it
+   * keeps reconnecting, and shared state stays degraded until it connects. @defaultValue 2000
+   */
+  readonly connectTimeoutMs?: number;
+}
+
+/** @internal The options of the Redis store. */
+export const REDIS_STORE_OPTIONS = new OptionTable(
+  'RedisSharedStore',
+  'RedisSharedStoreOptions',
+  {
+    url: custom<string>('redis://127.0.0.1:6379', (field, value) => readString(field, value, 4096)),
+    namespace: custom<string>('fleetroute', (field, value) => readNamespace(field, value)),
+    clock: callback<() => number>('a function', undefined, "none: the server's clock"),
+    connectTimeoutMs: duration(2000, 0),
+  },
+  ['redis', 'client'],
+);
+
+interface Script {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function script(source: string): Script {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+const SCRIPTS = {
+  sync: script(SYNC_LOADS),
+  leave: script(LEAVE),
+  getSession: script(GET_SESSION),
+  putSession: script(PUT_SESSION),
+  match: script(MATCH_PREFIX),
+  record: script(RECORD_PREFIX),
+} as const;
+
+/**
+ * Shared state on Redis 6.2+ or Valkey, through `ioredis` (an optional peer dependency:
+ * `npm install ioredis`). Each call is one `EVALSHA` of a short Lua script; a restarted server
+ * gets the script again by itself (`NOSCRIPT` → `EVAL`).
+ *
+ * Keys, all under `{namespace}:` (see docs/redis.md):
+ * - `routers` — ZSET router id → last sync time; `load:<router id>` — HASH `l:<url>` /
+ *   `p:<url>` → that router's in-flight / prefilling counts, and `~epoch`;
+ * - `s:<hash>` — a session's workers (the routing key is hashed, never stored);
+ * - `p:<hash>` — ZSET worker URL → last time it was sent the prefix block (block hashes only,
+ *   never prompt text).
+ *
+ * @example
+ * ```ts
+ * import { RedisSharedStore } from 'fleetroute/redis';
+ * const store = await RedisSharedStore.create({ url: 'redis://10.0.0.5:6379', namespace: 'prod' });
+ * const router = new Router({ registry, transport, shared: new SharedState({ store }) });
+ * // …
+ * await router.close();
+ * await store.close();
+ * ```
+ * @public
+ */
+export class RedisSharedStore implements SharedStore {
+  readonly kind = 'redis';
+  readonly #client: RedisClientLike;
+  readonly #owned: boolean;
+  readonly #prefix: string;
+  readonly #clock: (() => number) | undefined;
+  #closed = false;
+
+  /** @internal Use {@link RedisSharedStore.create}. */
+  constructor(
+    client: RedisClientLike,
+    owned: boolean,
+    prefix: string,
+    clock: (() => number) | undefined,
+  ) {
+    this.#client = client;
+    this.#owned = owned;
+    this.#prefix = prefix;
+    this.#clock = clock;
+  }
+
+  /**
+   * Builds a store: loads `ioredis`, connects (waiting at most `connectTimeoutMs`), and resolves
+   * whether or not the server answered — a store not yet connected fails its calls at once, and
+   * shared state routes on local state until it connects.
+   *
+   * @returns the store.
+   * @throws (rejects) {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad option;
+   *   `MISSING_DEPENDENCY` when `ioredis` is not installed (and no `client` was given).
+   */
+  static async create(options: RedisSharedStoreOptions = {}): Promise<RedisSharedStore> {
+    const o = readObject('RedisSharedStore options', options);
+    const own = REDIS_STORE_OPTIONS.read(o);
+    const extra = readObject('redis', o.redis);
+    const prefix = `{${own.namespace}}:`;
+    if (o.client !== undefined) {
+      const c = o.client as Partial<RedisClientLike> | null;
+      if (typeof c !== 'object' || c === null || typeof c.evalsha !== 'function')
+        fail('client', 'a Redis client (an ioredis Redis)', o.client);
+      return new RedisSharedStore(o.client as RedisClientLike, false, prefix, own.clock);
+    }
+    const { Redis } = await loadIoRedis();
+    const client = new Redis(own.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: (times: number) => Math.min(100 * 2 ** Math.min(times - 1, 5), 2000),
+      ...extra,
+    });
+    // A lost server is reported by shared state's observations; the client's own error events
+    // would otherwise be unhandled.
+    client.on('error', () => {});
+    const store = new RedisSharedStore(client, true, prefix, own.clock);
+    const connecting = client.connect().then(
+      () => true,
+      () => false,
+    );
+    if (own.connectTimeoutMs > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        connecting,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, own.connectTimeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    return store;
+  }
+
+  /** The client's state (`ready` when connected: ioredis's `status`). */
+  get status(): string {
+    return this.#client.status;
+  }
+
+  /** The key prefix, `{namespace}:`. */
+  get prefix(): string {
+    return this.#prefix;
+  }
+
+  async syncLoads(sync: LoadSync): Promise<LoadSyncReply> {
+    const args: (string | number)[] = [
+      this.#prefix,
+      this.#now(),
+      sync.routerId,
+      sync.liveMs,
+      sync.epoch,
+      sync.full ? '1' : '0',
+      sync.entries.length,
+    ];
+    for (const e of sync.entries) args.push(e.url, e.load, e.prefilling);
+    const reply = await this.#run(SCRIPTS.sync, 1, args);
+    if (!Array.isArray(reply) || reply.length < 2) throw badReply('syncLoads');
+    const byUrl = new Map<string, { load: number; prefilling: number }>();
+    for (let i = 2; i + 1 < reply.length; i += 2) {
+      const field = String(reply[i]);
+      const value = Number(reply[i + 1]);
+      if (!(value > 0)) continue;
+      const url = field.slice(2);
+      let entry = byUrl.get(url);
+      if (entry === undefined) {
+        entry = { load: 0, prefilling: 0 };
+        byUrl.set(url, entry);
+      }
+      if (field.startsWith('l:')) entry.load = value;
+      else if (field.startsWith('p:')) entry.prefilling = value;
+    }
+    const loads: LoadEntry[] = [];
+    for (const [url, e] of byUrl)
+      if (e.load > 0) loads.push({ url, load: e.load, prefilling: e.prefilling });
+    return { accepted: Number(reply[0]) === 1, routers: Number(reply[1]) || 0, loads };
+  }
+
+  async leave(routerId: string): Promise<void> {
+    await this.#run(SCRIPTS.leave, 1, [this.#prefix, routerId]);
+  }
+
+  async getSession(key: string): Promise<SessionRecord | undefined> {
+    const reply = await this.#run(SCRIPTS.getSession, 1, [this.#prefix + key]);
+    if (reply === null || reply === undefined) return undefined;
+    if (!Array.isArray(reply) || reply.length < 2) throw badReply('getSession');
+    const [primary, secondary] = String(reply[0]).split('\n');
+    const ttlLeftMs = Number(reply[1]);
+    if (primary === undefined || primary.length === 0) return undefined;
+    return secondary === undefined || secondary.length === 0
+      ? { primary, ttlLeftMs }
+      : { primary, secondary, ttlLeftMs };
+  }
+
+  async putSession(
+    key: string,
+    primary: string,
+    secondary: string | undefined,
+    ttlMs: number,
+  ): Promise<void> {
+    const value = secondary === undefined ? primary : `${primary}\n${secondary}`;
+    await this.#run(SCRIPTS.putSession, 1, [
+      this.#prefix + key,
+      value,
+      Math.max(1, Math.round(ttlMs)),
+    ]);
+  }
+
+  async matchPrefix(
+    blocks: readonly string[],
+    ttlMs: number,
+    maxHolders: number,
+  ): Promise<readonly PrefixHolder[]> {
+    if (blocks.length === 0) return [];
+    const args: (string | number)[] = blocks.map((b) => this.#prefix + b);
+    args.push(this.#now(), ttlMs, maxHolders);
+    const reply = await this.#run(SCRIPTS.match, blocks.length, args);
+    if (!Array.isArray(reply)) throw badReply('matchPrefix');
+    const out: PrefixHolder[] = [];
+    for (let i = 0; i + 2 < reply.length; i += 3) {
+      const n = Number(reply[i + 1]);
+      if (!(n >= 1)) continue;
+      out.push({ url: String(reply[i]), blocks: n, ageMs: Math.max(0, Number(reply[i + 2]) || 0) });
+    }
+    return out;
+  }
+
+  async recordPrefix(
+    blocks: readonly string[],
+    url: string,
+    ttlMs: number,
+    maxHolders: number,
+  ): Promise<void> {
+    if (blocks.length === 0) return;
+    const args: (string | number)[] = blocks.map((b) => this.#prefix + b);
+    args.push(this.#now(), url, Math.max(1, Math.round(ttlMs)), maxHolders);
+    await this.#run(SCRIPTS.record, blocks.length, args);
+  }
+
+  /**
+   * Closes the client the store built (`QUIT`, then a hard disconnect if the server does not
+   * answer within a second); a client you passed in is left open. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (!this.#owned) return;
+    const client = this.#client;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        client.quit(),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, 1000);
+        }),
+      ]);
+    } catch {
+      // Not connected: nothing to quit.
+    } finally {
+      clearTimeout(timer);
+      client.disconnect();
+    }
+  }
+
+  #now(): number | string {
+    return this.#clock === undefined ? '' : this.#clock();
+  }
+
+  /** Runs a script by its SHA, loading it when the server does not have it (a restart). */
+  async #run(s: Script, keys: number, args: readonly (string | number)[]): Promise<unknown> {
+    if (this.#closed) throw new FleetRouteError('CLOSED', 'the Redis store is closed');
+    try {
+      return await this.#client.evalsha(s.sha, keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return await this.#client.eval(s.source, keys, ...args);
+    }
+  }
+}
+
+function badReply(call: string): FleetRouteError {
+  return new FleetRouteError('TRANSPORT_FAILED', `Redis answered ${call} with an unexpected reply`);
+}
+
+function readNamespace(field: string, value: unknown): string {
+  const s = readString(field, value, 128);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // Braces would change the hash tag; control characters and spaces have no place in a key.
+    if (c <= 0x20 || c === 0x7b || c === 0x7d || c === 0x7f)
+      fail(field, 'a name without spaces, control characters or braces', value);
+  }
+  return s;
+}

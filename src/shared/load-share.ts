@@ -1,0 +1,224 @@
+/**
+ * Shared in-flight loads: this router's per-worker counts published as changes, the other live
+ * routers' counts folded into what the policies read.
+ *
+ * @module
+ * @internal
+ */
+import type { WorkerRegistry } from '../registry/worker-registry.js';
+import { workerInternals } from '../workers/worker.js';
+import type { WorkerRuntime } from '../workers/worker-runtime.js';
+import { PartHealth, TIMED_OUT, withDeadline } from './part-health.js';
+import type { LoadEntry, SharedStore } from './shared-store.js';
+
+/** @internal Resolved options of the loads part. */
+export interface LoadShareConfig {
+  readonly refreshMs: number;
+  readonly liveMs: number;
+  readonly timeoutMs: number;
+}
+
+/** Counters of the loads part of `SharedState` (`stats().loads`). @public */
+export interface SharedLoadStats {
+  /** Syncs the store answered. */
+  syncs: number;
+  /** Syncs the store failed. */
+  failures: number;
+  /** Syncs not answered within `loads.timeoutMs`. */
+  timeouts: number;
+  /** Full rewrites of this router's counts (the first sync, and after the store lost them). */
+  rebuilds: number;
+  /** Other live routers at the last sync. */
+  routers: number;
+}
+
+/**
+ * @internal One router's share of the fleet's in-flight counts. At most one sync is in flight;
+ * a refresh that comes while one is pending is skipped, so a slow store never piles calls up.
+ */
+export class LoadShare {
+  readonly health: PartHealth;
+  readonly stats: SharedLoadStats = { syncs: 0, failures: 0, timeouts: 0, rebuilds: 0, routers: 0 };
+  readonly #store: SharedStore;
+  readonly #routerId: string;
+  readonly #config: LoadShareConfig;
+  readonly #now: () => number;
+  #registry: WorkerRegistry | undefined;
+  /** What the store holds for this router, as of the last accepted sync. */
+  readonly #published = new Map<string, { load: number; prefilling: number }>();
+  /** Workers whose remote count this share set above zero. */
+  #remote = new Map<string, WorkerRuntime>();
+  #full = true;
+  #epoch = '';
+  #epochs = 0;
+  #pending: Promise<void> | undefined;
+  #queued: Promise<void> | undefined;
+  #lastOk = Number.NEGATIVE_INFINITY;
+  #closed = false;
+
+  constructor(
+    store: SharedStore,
+    routerId: string,
+    config: LoadShareConfig,
+    degradeAfter: number,
+    now: () => number,
+  ) {
+    this.#store = store;
+    this.#routerId = routerId;
+    this.#config = config;
+    this.#now = now;
+    this.health = new PartHealth('loads', degradeAfter);
+  }
+
+  attach(registry: WorkerRegistry): void {
+    this.#registry = registry;
+  }
+
+  /**
+   * A sync that reads this router's counts as they are now: at once, or right after the one in
+   * flight (calls while that one waits share it). Never rejects.
+   */
+  sync(): Promise<void> {
+    if (this.#closed || this.#registry === undefined) return Promise.resolve();
+    const pending = this.#pending;
+    if (pending === undefined) return this.#start();
+    this.#queued ??= pending.then(() => {
+      this.#queued = undefined;
+      return this.#start();
+    });
+    return this.#queued;
+  }
+
+  /** The timer's sync: skipped while one is in flight, so a slow store never piles calls up. */
+  tick(): void {
+    if (this.#pending === undefined && !this.#closed && this.#registry !== undefined)
+      void this.#start();
+  }
+
+  #start(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    const run = this.#sync().finally(() => {
+      if (this.#pending === run) this.#pending = undefined;
+    });
+    this.#pending = run;
+    return run;
+  }
+
+  /** Stops syncing, clears the remote counts, and withdraws this router's share. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#queued;
+    await this.#pending;
+    this.#clearRemote();
+    try {
+      await withDeadline(this.#store.leave(this.#routerId), this.#config.timeoutMs);
+    } catch {
+      // Best effort: the heartbeat window retires this router's counts anyway.
+    }
+  }
+
+  async #sync(): Promise<void> {
+    const registry = this.#registry!;
+    const full = this.#full;
+    if (full) this.#epoch = `${this.#routerId}#${++this.#epochs}`;
+    const entries = this.#changes(registry, full);
+    const started = this.#now();
+    try {
+      const reply = await withDeadline(
+        this.#store.syncLoads({
+          routerId: this.#routerId,
+          epoch: this.#epoch,
+          full,
+          entries,
+          liveMs: this.#config.liveMs,
+        }),
+        this.#config.timeoutMs,
+      );
+      if (this.#closed) return;
+      if (reply === TIMED_OUT) {
+        this.stats.timeouts++;
+        this.#lost(started);
+        this.health.timedOut(started);
+        return;
+      }
+      this.stats.syncs++;
+      if (!reply.accepted) {
+        // The store lost this router's counts (restarted empty, or they expired in a stall).
+        this.#full = true;
+      } else {
+        if (full) {
+          this.stats.rebuilds++;
+          this.#published.clear();
+        }
+        for (const e of entries) {
+          if (e.load > 0 || e.prefilling > 0)
+            this.#published.set(e.url, { load: e.load, prefilling: e.prefilling });
+          else this.#published.delete(e.url);
+        }
+        this.#full = false;
+      }
+      this.stats.routers = reply.routers;
+      this.#lastOk = this.#now();
+      this.#apply(registry, reply.loads);
+      this.health.ok();
+    } catch (error) {
+      if (this.#closed) return;
+      this.stats.failures++;
+      this.#lost(started);
+      this.health.failed(error, started);
+    }
+  }
+
+  /** After a failed sync: send everything next time; forget other routers once their view is too old. */
+  #lost(now: number): void {
+    this.#full = true;
+    if (now - this.#lastOk > this.#config.liveMs) this.#clearRemote();
+  }
+
+  /** This router's counts that differ from what the store holds (all non-zero ones when `full`). */
+  #changes(registry: WorkerRegistry, full: boolean): LoadEntry[] {
+    const entries: LoadEntry[] = [];
+    const published = this.#published;
+    const seen = full ? undefined : new Set<string>();
+    for (const worker of registry.getAll()) {
+      const rt = workerInternals.runtimeOf(worker);
+      const load = rt.localLoad;
+      const prefilling = Math.min(rt.localPrefilling, load);
+      const url = worker.url;
+      if (full) {
+        if (load > 0) entries.push({ url, load, prefilling });
+        continue;
+      }
+      seen!.add(url);
+      const before = published.get(url);
+      if (
+        before === undefined ? load > 0 : before.load !== load || before.prefilling !== prefilling
+      )
+        entries.push({ url, load, prefilling });
+    }
+    if (seen !== undefined)
+      for (const url of published.keys())
+        if (!seen.has(url)) entries.push({ url, load: 0, prefilling: 0 });
+    return entries;
+  }
+
+  /** Sets every worker's remote count from the other routers' sums. O(workers in the answer + workers set before). */
+  #apply(registry: WorkerRegistry, loads: readonly LoadEntry[]): void {
+    const next = new Map<string, WorkerRuntime>();
+    for (const e of loads) {
+      const worker = registry.getByUrl(e.url);
+      if (worker === undefined) continue;
+      const rt = workerInternals.runtimeOf(worker);
+      rt.setRemote(e.load, e.prefilling);
+      if (rt.remoteLoad > 0) next.set(e.url, rt);
+    }
+    for (const [url, rt] of this.#remote) if (!next.has(url)) rt.setRemote(0, 0);
+    this.#remote = next;
+  }
+
+  #clearRemote(): void {
+    for (const rt of this.#remote.values()) rt.setRemote(0, 0);
+    this.#remote.clear();
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The health of one part of shared state (loads, sessions, prefix index), and a deadline on a
+ * store call that never leaves a timer behind.
+ *
+ * @module
+ * @internal
+ */
+import type { SharedStateEvent } from '../router/shared-state.js';
+
+/** @internal What `withDeadline` resolves to when the deadline passed first. */
+export const TIMED_OUT: unique symbol = Symbol('timed out');
+
+/**
+ * @internal `promise`'s value, or {@link TIMED_OUT} once `ms` passed first; rejects with its
+ * error. The timer is cleared as soon as either settles; a late settlement is ignored (a late
+ * rejection is handled, never unhandled).
+ */
+export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(TIMED_OUT), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** @internal A short reason for an event: an error's message, bounded. */
+export function reasonOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length > 200 ? `${message.slice(0, 200)}…` : message;
+}
+
+/**
+ * @internal `ok` or `degraded`, with the rule that moves between them: an error degrades at
+ * once; `degradeAfter` deadline misses in a row degrade; any call answered in time recovers.
+ * Each change is reported once.
+ */
+export class PartHealth {
+  readonly #part: SharedStateEvent['part'];
+  readonly #degradeAfter: number;
+  #report: ((event: SharedStateEvent) => void) | undefined;
+  #misses = 0;
+  #degraded = false;
+  /** When the part last degraded, or when a probe was last let through while degraded. */
+  lastProbe = Number.NEGATIVE_INFINITY;
+
+  constructor(part: SharedStateEvent['part'], degradeAfter: number) {
+    this.#part = part;
+    this.#degradeAfter = degradeAfter;
+  }
+
+  set report(report: ((event: SharedStateEvent) => void) | undefined) {
+    this.#report = report;
+  }
+
+  get degraded(): boolean {
+    return this.#degraded;
+  }
+
+  /** A call answered in time. */
+  ok(): void {
+    this.#misses = 0;
+    if (!this.#degraded) return;
+    this.#degraded = false;
+    this.#report?.({ type: 'sharedState', part: this.#part, state: 'ok' });
+  }
+
+  /** A call missed its deadline. */
+  timedOut(now: number): void {
+    if (++this.#misses >= this.#degradeAfter) this.#degrade('timeout', now);
+  }
+
+  /** A call failed. */
+  failed(error: unknown, now: number): void {
+    this.#degrade(reasonOf(error), now);
+  }
+
+  #degrade(reason: string, now: number): void {
+    this.lastProbe = now;
+    if (this.#degraded) return;
+    this.#degraded = true;
+    this.#report?.({ type: 'sharedState', part: this.#part, state: 'degraded', reason });
+  }
+}
