@@ -86,6 +86,9 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
     kvEventDelayMs: command.kvEventDelayMs,
     kvEventLoss: command.kvEventLoss,
     engineRestarts: command.engineRestarts,
+    ...(command.sharedState === undefined
+      ? {}
+      : { sharedState: command.sharedState, sharedRefreshMs: command.sharedRefreshMs }),
     ...(progress === undefined
       ? {}
       : { onProgress: (policy, done, total) => progress.update(policy, done, total) }),

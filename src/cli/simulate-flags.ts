@@ -346,6 +346,28 @@ export const SIMULATE_FLAGS = {
     fallback: SIMULATION_DEFAULTS.engineRestarts,
     read: integerOf(SIMULATION_OPTIONS.specs.engineRestarts),
   }),
+  'shared-state': flag<string | undefined>({
+    section: 'Routing',
+    value: '<memory|redis://host:port>',
+    help: 'also run each policy with its routers sharing state (rows +shared): in memory, or on that Redis; with --routers > 1, at 1 router too',
+    fallback: undefined,
+    read: (text, name) => {
+      try {
+        return SIMULATION_OPTIONS.specs.sharedState.read(name, text, undefined, {});
+      } catch {
+        throw new UsageError(
+          `--${name} must be memory or a redis:// URL, got ${JSON.stringify(text)}`,
+        );
+      }
+    },
+  }),
+  'shared-refresh-ms': flag({
+    section: 'Routing',
+    value: '<ms>',
+    help: 'with --shared-state: simulated ms between two load syncs of each router',
+    fallback: SIMULATION_DEFAULTS.sharedRefreshMs,
+    read: decimalOf(SIMULATION_OPTIONS.specs.sharedRefreshMs),
+  }),
   arrival: flag<ArrivalName>({
     section: 'Arrivals',
     value: '<kind>',

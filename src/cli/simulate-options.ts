@@ -54,6 +54,9 @@ export interface SimulateCommand {
   readonly kvEventDelayMs: number;
   readonly kvEventLoss: number;
   readonly engineRestarts: number;
+  /** `--shared-state`: `memory` or a Redis URL. */
+  readonly sharedState: string | undefined;
+  readonly sharedRefreshMs: number;
   /** Where the HTML report goes; `undefined` with `--no-report`. */
   readonly out: string | undefined;
   readonly json: string | undefined;
@@ -97,6 +100,9 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
   for (const flag of ['kv-event-delay-ms', 'kv-event-loss'] as const) {
     if (flags.given(flag) && !kvEvents) throw new UsageError(`--${flag} needs --kv-events`);
   }
+  const sharedState = flags.value('shared-state');
+  if (flags.given('shared-refresh-ms') && sharedState === undefined)
+    throw new UsageError('--shared-refresh-ms needs --shared-state');
   if (kvEvents && !policies.includes('cache_aware')) {
     throw new UsageError('--kv-events compares cache_aware: add it to --policies');
   }
@@ -116,6 +122,8 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     kvEventDelayMs: flags.value('kv-event-delay-ms'),
     kvEventLoss: flags.value('kv-event-loss'),
     engineRestarts: flags.value('engine-restarts'),
+    sharedState,
+    sharedRefreshMs: flags.value('shared-refresh-ms'),
     out,
     json: flags.value('json'),
     quiet: flags.value('quiet'),

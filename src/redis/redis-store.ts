@@ -17,6 +17,7 @@ import type {
 } from '../shared/shared-store.js';
 import { loadIoRedis, type RedisClientLike } from './ioredis.js';
 import {
+  CLEAR,
   GET_SESSION,
   LEAVE,
   MATCH_PREFIX,
@@ -93,6 +94,7 @@ const SCRIPTS = {
   putSession: script(PUT_SESSION),
   match: script(MATCH_PREFIX),
   record: script(RECORD_PREFIX),
+  clear: script(CLEAR),
 } as const;
 
 /**
@@ -293,6 +295,27 @@ export class RedisSharedStore implements SharedStore {
   }
 
   /**
+   * Deletes every key of the namespace (`SCAN` + `UNLINK`, 500 keys per round trip): every
+   * router's loads, every session, the whole prefix index. For tests, simulations and a fleet
+   * being retired; routers still running rebuild their loads on their next sync.
+   *
+   * @returns how many keys were deleted. Cost: O(keys in the server) scanned.
+   */
+  async clear(): Promise<number> {
+    let deleted = 0;
+    let cursor = '0';
+    const pattern = `${escapeGlob(this.#prefix)}*`;
+    for (let round = 0; round < 1_000_000; round++) {
+      const reply = (await this.#run(SCRIPTS.clear, 0, [cursor, pattern])) as unknown[];
+      if (!Array.isArray(reply) || reply.length < 2) throw badReply('clear');
+      cursor = String(reply[0]);
+      deleted += Number(reply[1]) || 0;
+      if (cursor === '0') break;
+    }
+    return deleted;
+  }
+
+  /**
    * Closes the client the store built (`QUIT`, then a hard disconnect if the server does not
    * answer within a second); a client you passed in is left open. Idempotent.
    */
@@ -335,6 +358,14 @@ export class RedisSharedStore implements SharedStore {
 
 function badReply(call: string): FleetRouteError {
   return new FleetRouteError('TRANSPORT_FAILED', `Redis answered ${call} with an unexpected reply`);
+}
+
+/** `text` with the glob characters of `SCAN MATCH` escaped. */
+function escapeGlob(text: string): string {
+  let out = '';
+  for (const c of text)
+    out += c === '*' || c === '?' || c === '[' || c === ']' || c === '\\' ? `\\${c}` : c;
+  return out;
 }
 
 function readNamespace(field: string, value: unknown): string {

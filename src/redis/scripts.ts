@@ -141,3 +141,10 @@ for _, k in ipairs(KEYS) do
   redis.call('PEXPIRE', k, ttl)
 end
 return 1`;
+
+/** @internal ARGV: cursor, pattern. One SCAN round (500 keys) with UNLINK. Returns {cursor, deleted}. */
+export const CLEAR = `
+local r = redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', 500)
+local keys = r[2]
+if #keys > 0 then redis.call('UNLINK', unpack(keys)) end
+return {r[1], #keys}`;

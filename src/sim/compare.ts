@@ -80,6 +80,16 @@ export interface CompareOptions {
   /** As {@link SimulationOptions.engineRestarts}, for every run (the oracle's too). */
   readonly engineRestarts?: number;
   /**
+   * Compare K routers with and without shared state ({@link SimulationOptions.sharedState}):
+   * each run at `routers` gets a twin whose routers share state (row suffixed `+shared`), and
+   * with `routers` > 1 every policy also runs at 1 router (row suffixed ` (1 router)`), so the
+   * table shows what K routers cost, and what sharing wins back. The oracle runs once.
+   * @defaultValue none
+   */
+  readonly sharedState?: string;
+  /** As {@link SimulationOptions.sharedRefreshMs}, for the runs with shared state. */
+  readonly sharedRefreshMs?: number;
+  /**
    * Called as each run progresses, from 0 to `total` completed requests, under the run's
    * {@link PolicyRun.policy} label (`cache_aware`, `cache_aware+events (1 router)`, …), and
    * the oracle's under `'oracle'`. With worker threads, the runs' calls interleave.
@@ -128,12 +138,16 @@ export const COMPARE_OPTIONS = new OptionTable(
 /** The row label of `cache_aware` fed by KV events. @internal */
 export const EVENTS_SUFFIX = '+events';
 
+/** The row label suffix of a run whose routers share state. @internal */
+export const SHARED_SUFFIX = '+shared';
+
 /** @internal One run of a comparison before it is resolved: policy, events, routers, label. */
 interface Variant {
   readonly policy: PolicyName;
   readonly kvEvents: boolean;
   readonly routers: number | undefined;
   readonly label: string;
+  readonly shared: boolean;
 }
 
 /**
@@ -144,18 +158,34 @@ export function variantsOf(
   policies: readonly PolicyName[],
   kvEvents: boolean,
   routers: number,
+  shared = false,
 ): Variant[] {
   const variants: Variant[] = [];
   for (const policy of policies) {
-    if (!kvEvents || policy !== 'cache_aware') {
-      variants.push({ policy, kvEvents: false, routers: undefined, label: policy });
+    const events = kvEvents && policy === 'cache_aware';
+    if (!events && !shared) {
+      variants.push({ policy, kvEvents: false, routers: undefined, label: policy, shared: false });
       continue;
     }
     for (const k of routers > 1 ? [1, routers] : [routers]) {
       const suffix = k === routers ? '' : ` (${k} router${k === 1 ? '' : 's'})`;
-      for (const events of [false, true]) {
-        const label = `${policy}${events ? EVENTS_SUFFIX : ''}${suffix}`;
-        variants.push({ policy, kvEvents: events, routers: k, label });
+      for (const withEvents of events ? [false, true] : [false]) {
+        const label = `${policy}${withEvents ? EVENTS_SUFFIX : ''}`;
+        variants.push({
+          policy,
+          kvEvents: withEvents,
+          routers: k,
+          label: `${label}${suffix}`,
+          shared: false,
+        });
+        if (shared && k === routers)
+          variants.push({
+            policy,
+            kvEvents: withEvents,
+            routers: k,
+            label: `${label}${SHARED_SUFFIX}`,
+            shared: true,
+          });
       }
     }
   }
@@ -218,7 +248,8 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
         ? { kind: 'trace' }
         : { kind: 'poisson', ratePerSecond: Math.max(1e-6, load * capacity) }
       : resolveArrivals(o.arrivals);
-  const base = (policy: PolicyName, events: boolean): SimulationOptions => ({
+  const sharedState = o.sharedState as string | undefined;
+  const base = (policy: PolicyName, events: boolean, share = false): SimulationOptions => ({
     workload,
     policy,
     policyConfig: (configs[policy] as Readonly<Record<string, unknown>> | undefined) ?? {},
@@ -235,13 +266,16 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     ...(o.kvEventDelayMs === undefined ? {} : { kvEventDelayMs: o.kvEventDelayMs as number }),
     ...(o.kvEventLoss === undefined ? {} : { kvEventLoss: o.kvEventLoss as number }),
     ...(events ? { kvEvents: true } : {}),
+    ...(o.sharedRefreshMs === undefined ? {} : { sharedRefreshMs: o.sharedRefreshMs as number }),
+    ...(share && sharedState !== undefined ? { sharedState } : {}),
   });
   // Resolved once without events for the shared settings (routers, seed) and the oracle.
   const shared = resolveSimulationOptions(base(policies[0]!, false), true);
-  const variants = variantsOf(policies, kvEvents, shared.routers);
+  if (sharedState !== undefined) resolveSimulationOptions(base(policies[0]!, false, true), true);
+  const variants = variantsOf(policies, kvEvents, shared.routers, sharedState !== undefined);
   const plans = variants.map((variant) => {
     const simulation: SimulationOptions = {
-      ...base(variant.policy, variant.kvEvents),
+      ...base(variant.policy, variant.kvEvents, variant.shared),
       ...(variant.routers === undefined ? {} : { routers: variant.routers }),
       ...(onProgress === undefined ? {} : { onProgress: progressOf(variant.label) }),
     };

@@ -170,7 +170,7 @@ export async function simulateOracle(o: ResolvedSimulationOptions): Promise<Poli
   const routers = new SimRouters();
   try {
     await routers.open(o, run.urls, run.clock, () => oraclePolicy(view));
-    run.run(routers);
+    await run.run(routers);
   } catch (error) {
     await routers.close().catch(() => undefined);
     throw error;

@@ -8,8 +8,12 @@
  */
 import { createPolicy } from '../policies/create-policy.js';
 import type { Policy } from '../policies/policy.js';
+import { RedisSharedStore } from '../redis/redis-store.js';
 import { WorkerRegistry } from '../registry/worker-registry.js';
 import { Router } from '../router/router.js';
+import { MemorySharedStore } from '../shared/memory-store.js';
+import { SharedState } from '../shared/shared-state.js';
+import type { SharedStore } from '../shared/shared-store.js';
 import { policyConfigOf, type ResolvedSimulationOptions } from './simulation-options.js';
 
 /**
@@ -20,10 +24,17 @@ export class SimRouters {
   readonly #routers: Router[] = [];
   readonly #registries: WorkerRegistry[] = [];
   readonly #policies: Policy[] = [];
+  readonly #shared: SharedState[] = [];
+  #store: SharedStore | undefined;
 
   /** The routers built so far, in order (requests go to them round-robin). */
   get routers(): readonly Router[] {
     return this.#routers;
+  }
+
+  /** Every router's shared state, in router order (empty without `sharedState`). */
+  get shared(): readonly SharedState[] {
+    return this.#shared;
   }
 
   /** Every router's policy, in router order (`policies[k]` is `routers[k]`'s). */
@@ -45,15 +56,33 @@ export class SimRouters {
     clock: () => number,
     policyOf?: (k: number) => Policy,
   ): Promise<void> {
+    const target = policyOf === undefined ? o.sharedState : undefined;
+    if (target !== undefined) {
+      this.#store =
+        target === 'memory'
+          ? new MemorySharedStore({ clock })
+          : await RedisSharedStore.create({
+              url: target.startsWith('valkey://') ? `redis://${target.slice(9)}` : target,
+              namespace: `fleetroute-sim-${o.seed}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`,
+              clock,
+            });
+    }
     for (let k = 0; k < o.routers; k++) {
       const registry = await WorkerRegistry.create({ defaultStatus: 'ready', clock });
       this.#registries.push(registry);
       for (const url of urls) await registry.register({ url });
       const policy =
         policyOf?.(k) ?? (createPolicy(o.policy, policyConfigOf(o, k, clock) as never) as Policy);
+      const store = this.#store;
+      const shared =
+        store === undefined
+          ? undefined
+          : new SharedState({ store, routerId: `router-${k}`, loads: { refreshMs: 0 } });
+      if (shared !== undefined) this.#shared.push(shared);
       let router: Router;
       try {
         router = new Router({
+          ...(shared === undefined ? {} : { shared }),
           registry,
           transport: { probe: async () => true },
           policy,
@@ -92,6 +121,15 @@ export class SimRouters {
       } catch (error) {
         failure ??= { error };
       }
+    }
+    const store = this.#store;
+    if (store instanceof RedisSharedStore) {
+      try {
+        await store.clear();
+      } catch {
+        // The run's keys expire by themselves.
+      }
+      await store.close();
     }
     if (failure !== undefined) throw failure.error;
   }

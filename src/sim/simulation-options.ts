@@ -6,6 +6,7 @@
 import {
   boolean,
   callback,
+  custom,
   integer,
   number,
   OptionTable,
@@ -100,6 +101,18 @@ export interface SimulationOptions {
    */
   readonly engineRestarts?: number;
   /**
+   * State the routers share (`SharedState`): `'memory'` runs them against an in-process
+   * `MemorySharedStore` on the simulated clock; a `redis://host:port` (or `rediss://`) URL runs
+   * them against that server through `fleetroute/redis` (its optional peer `ioredis` must be
+   * installed), under a namespace of the run's own that is removed at the end. Each router
+   * syncs its in-flight loads every `sharedRefreshMs` of simulated time, looks up sessions and
+   * prefixes before each request and writes its placement after it (simulated time stands still
+   * meanwhile: no deadline is ever missed). @defaultValue none: every router's state is its own
+   */
+  readonly sharedState?: string;
+  /** With `sharedState`: simulated ms between two load syncs of each router. @defaultValue 100 */
+  readonly sharedRefreshMs?: number;
+  /**
    * Called as requests complete (about 100 times per run). An error it throws ends the run
    * (every router is closed) and is rethrown as is.
    */
@@ -138,9 +151,25 @@ export const SIMULATION_OPTIONS = new OptionTable(
     kvEventDelayMs: number(5, 0, 1e9),
     kvEventLoss: number(0, 0, 1),
     engineRestarts: integer(0, 0, 1_000_000),
+    sharedState: custom<string | undefined>(
+      undefined,
+      (field, value) => readSharedStateTarget(field, value),
+      "none: every router's state is its own",
+    ),
+    sharedRefreshMs: number(100, 1, 1e9),
   },
   'any',
 );
+
+/** `'memory'`, or a Redis URL. */
+function readSharedStateTarget(field: string, value: unknown): string {
+  if (
+    typeof value === 'string' &&
+    (value === 'memory' || /^(redis|rediss|valkey):\/\/[^\s]{1,4000}$/.test(value))
+  )
+    return value;
+  return fail(field, "'memory' or a redis:// URL", value);
+}
 
 /**
  * @internal Checks every option of `simulate` — the workload completely (unless

@@ -8,6 +8,7 @@
 import { FleetRouteError } from '../core/errors.js';
 import type { Policy } from '../policies/policy.js';
 import type { Router } from '../router/router.js';
+import type { SharedState } from '../shared/shared-state.js';
 import type { WorkerLease } from '../workers/worker.js';
 import { ArrivalSchedule } from './arrival-schedule.js';
 import { blockKeys } from './block-keys.js';
@@ -31,6 +32,8 @@ const POLL = 2;
 const SAMPLE = 3;
 /** A KV-event batch of engine `target` reaches the routers. */
 const KV = 4;
+/** Every router syncs its shared loads (with `sharedState`). */
+const SYNC = 5;
 
 /**
  * @internal The state of one run. Events are taken in time order (ties: scheduled arrivals
@@ -78,6 +81,8 @@ export class SimulationRun {
   #kv: KvEventFeed | undefined;
   /** Engine restarts done so far (see `engineRestarts`). */
   #restarts = 0;
+  /** Every router's shared state, in router order (empty without `sharedState`). */
+  #shared: readonly SharedState[] = [];
 
   /** Builds the fleet and the arrival schedule of `o`; nothing runs until {@link run}. */
   constructor(o: ResolvedSimulationOptions) {
@@ -108,13 +113,16 @@ export class SimulationRun {
   }
 
   /**
-   * Replays the workload through `routers` until no event is left. Never awaits.
+   * Replays the workload through `routers` until no event is left. Awaits only with shared
+   * state (each router's lookups before a request, its writes after, and the load syncs), during
+   * which simulated time stands still.
    * @throws what `onProgress` throws; {@link FleetRouteError} `INVALID_ARGUMENT` when a
    *   request's `tokens()` misbehaves or some requests never ran.
    */
-  run(routers: SimRouters): void {
+  async run(routers: SimRouters): Promise<void> {
     this.#routers = routers.routers;
     this.#policies = routers.policies;
+    this.#shared = routers.shared;
     const queue = this.#queue;
     const o = this.#o;
     if (o.kvEvents) {
@@ -135,6 +143,7 @@ export class SimulationRun {
     const schedule = this.#schedule;
     this.#o.onProgress?.(0, this.#total);
     if (this.#polls !== undefined) queue.push(0, POLL, 0);
+    if (this.#shared.length > 0) queue.push(0, SYNC, 0);
     for (;;) {
       const event = queue.peek();
       const arrival = schedule.nextTime;
@@ -142,15 +151,21 @@ export class SimulationRun {
       this.#events++;
       if (event === undefined || arrival <= event.time) {
         this.#now = arrival;
-        this.#arrive(schedule.take());
+        const sent = this.#arrive(schedule.take());
+        if (sent !== undefined) await sent;
         continue;
       }
       queue.pop();
       this.#now = event.time;
       switch (event.kind) {
-        case RELEASE:
+        case RELEASE: {
           this.#releases--;
-          this.#arrive(event.target);
+          const sent = this.#arrive(event.target);
+          if (sent !== undefined) await sent;
+          break;
+        }
+        case SYNC:
+          await this.#sync();
           break;
         case STEP:
           this.#engines[event.target]!.step(this.#now);
@@ -220,6 +235,15 @@ export class SimulationRun {
     if (next !== Number.POSITIVE_INFINITY) this.#queue.push(next, POLL, 0);
   }
 
+  /** Every router syncs its loads, then the next sync is queued while requests remain. */
+  async #sync(): Promise<void> {
+    if (!this.#busy) return;
+    await Promise.all(this.#shared.map((shared) => shared.sync()));
+    const next = this.#now + this.#o.sharedRefreshMs;
+    // Idle: nothing changes until the next arrival.
+    this.#queue.push(this.#idle ? Math.max(next, this.#schedule.nextTime) : next, SYNC, 0);
+  }
+
   #sample(): void {
     if (!this.#busy) return;
     const engines = this.#engines;
@@ -232,8 +256,15 @@ export class SimulationRun {
     if (next !== Number.POSITIVE_INFINITY) this.#queue.push(next, SAMPLE, 0);
   }
 
-  #arrive(id: number): void {
-    this.#send(id);
+  /** Sends request `id`: `undefined` when done, a promise while shared state is consulted. */
+  #arrive(id: number): Promise<void> | undefined {
+    const sent = this.#send(id);
+    if (sent !== undefined) return sent.then(() => this.#started());
+    this.#started();
+    return undefined;
+  }
+
+  #started(): void {
     if (!this.#samplesStarted && this.#tally.started) {
       this.#samplesStarted = true;
       this.#queue.push(this.#now, SAMPLE, 0);
@@ -280,32 +311,55 @@ export class SimulationRun {
     return request.delayMs === undefined ? 0 : request.delayMs * this.#delayScale;
   }
 
-  #send(id: number): void {
+  #send(id: number): Promise<void> | undefined {
     const request = this.#o.workload.requests[id]!;
     if (request.after !== undefined) {
       if (this.#done[request.after] === 0) {
         const list = this.#parked.get(request.after);
         if (list === undefined) this.#parked.set(request.after, [id]);
         else list.push(id);
-        return;
+        return undefined;
       }
       const due = this.#doneAt[request.after]! + this.#delayOf(request);
       if (due > this.#now) {
         this.#release(id, due);
-        return;
+        return undefined;
       }
     }
+    if (this.#shared.length > 0) return this.#sendShared(id, request);
+    this.#dispatch(id, request);
+    return undefined;
+  }
+
+  /** With shared state: the router's lookups first, the request, then its writes. */
+  async #sendShared(id: number, request: SimRequest): Promise<void> {
+    const k = this.#tally.sent % this.#routers.length;
+    const prepared = this.#selectRequestOf(request, id);
+    await this.#routers[k]!.prepare(prepared.select);
+    this.#dispatch(id, request, prepared);
+    await this.#shared[k]!.flush();
+  }
+
+  #selectRequestOf(
+    request: SimRequest,
+    id: number,
+  ): { tokens: Uint32Array; select: { tokens: Uint32Array; routingKey?: string } } {
+    const tokens = promptOf(request, id);
+    const select =
+      request.routingKey === undefined ? { tokens } : { tokens, routingKey: request.routingKey };
+    return { tokens, select };
+  }
+
+  #dispatch(id: number, request: SimRequest, prepared = this.#selectRequestOf(request, id)): void {
     const now = this.#now;
     if (this.#o.engineRestarts > 0) this.#restartDue();
     const k = this.#tally.sent % this.#routers.length;
     const router = this.#routers[k]!;
-    const tokens = promptOf(request, id);
+    const { tokens, select: selectRequest } = prepared;
     // The answer's keys too (the engine caches them at completion), chained in one pass.
     const keys = blockKeys(tokens, this.#o.fleet.blockSize, request.outputTokens);
     const tags = this.#kv?.tagsOf(tokens, request.outputTokens, keys.length);
     const best = this.#precision.measure(keys, request.promptLength, this.#engines);
-    const selectRequest =
-      request.routingKey === undefined ? { tokens } : { tokens, routingKey: request.routingKey };
     this.beforeSelect?.(keys, request.promptLength, this.#engines);
     const started = performance.now();
     const lease = router.select(selectRequest);

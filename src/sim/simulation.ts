@@ -52,7 +52,7 @@ export async function simulateResolved(o: ResolvedSimulationOptions): Promise<Po
   const routers = new SimRouters();
   try {
     await routers.open(o, run.urls, run.clock);
-    run.run(routers);
+    await run.run(routers);
   } catch (error) {
     await routers.close().catch(() => undefined);
     throw error;

@@ -114,7 +114,7 @@ export class WorkerRuntime {
    * change. O(groups).
    */
   setRemote(load: number, prefilling: number): void {
-    const l = load > 0 ? load : 0;
+    const l = Number.isFinite(load) ? Math.max(load, 0) : 0;
     const p = prefilling > 0 ? Math.min(prefilling, l) : 0;
     const delta = l - this.#remote;
     if (delta === 0 && p === this.#remotePrefilling) return;
