@@ -72,7 +72,7 @@ export interface SharedPrefixIndexConfig {
   readonly blockTokens?: number;
   /** Characters per shared block of a text request. @defaultValue 256 */
   readonly blockChars?: number;
-  /** Most leading blocks of a request looked up and recorded. @defaultValue 128 */
+  /** Most leading blocks of a request looked up and recorded (64 K tokens at 64 per block). @defaultValue 1024 */
   readonly maxBlocks?: number;
   /** Most workers kept per block (the most recent). @defaultValue 16 */
   readonly maxHolders?: number;
@@ -148,7 +148,7 @@ export const SHARED_PREFIX_OPTIONS = new OptionTable('prefixIndex', 'SharedPrefi
   deadlineMs: duration(2),
   blockTokens: integer(64, 1, 65_536),
   blockChars: integer(256, 1, 1_048_576),
-  maxBlocks: integer(128, 1, 4096),
+  maxBlocks: integer(1024, 1, 4096),
   maxHolders: integer(16, 1, 1024),
 });
 
