@@ -21,8 +21,8 @@ export interface RedisClientLike {
   eval(script: string, keys: number, ...args: (string | number)[]): Promise<unknown>;
   quit(): Promise<unknown>;
   disconnect(): void;
-  on(event: string, listener: (...args: never[]) => void): unknown;
-  off(event: string, listener: (...args: never[]) => void): unknown;
+  on(event: string, listener: (error: Error) => void): unknown;
+  off(event: string, listener: (error: Error) => void): unknown;
 }
 
 /** @internal The ioredis constructor, as the store calls it. */

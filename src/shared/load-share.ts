@@ -203,7 +203,12 @@ export class LoadShare {
     return entries;
   }
 
-  /** Sets every worker's remote count from the other routers' sums. O(workers in the answer + workers set before). */
+  /**
+   * Sets every worker's remote count from the other routers' sums, and clears it on every
+   * runtime set before that is not set now — also when its URL now belongs to another runtime (a
+   * worker removed and registered again), whose old groups would otherwise keep the count.
+   * O(workers in the answer + workers set before).
+   */
   #apply(registry: WorkerRegistry, loads: readonly LoadEntry[]): void {
     const next = new Map<string, WorkerRuntime>();
     for (const e of loads) {
@@ -213,7 +218,7 @@ export class LoadShare {
       rt.setRemote(e.load, e.prefilling);
       if (rt.remoteLoad > 0) next.set(e.url, rt);
     }
-    for (const [url, rt] of this.#remote) if (!next.has(url)) rt.setRemote(0, 0);
+    for (const [url, rt] of this.#remote) if (next.get(url) !== rt) rt.setRemote(0, 0);
     this.#remote = next;
   }
 

@@ -101,7 +101,10 @@ export interface SharedStateOptions {
   readonly degradeAfter?: number;
   /** While a part is degraded, least time between two probe lookups (ms). @defaultValue 1000 */
   readonly probeMs?: number;
-  /** Most placements waiting to be written; beyond it the oldest are dropped (counted). @defaultValue 10000 */
+  /**
+   * Most placements waiting to be written (they go out on the next turn of the event loop);
+   * beyond it new ones are dropped (counted in `stats()`). @defaultValue 10000
+   */
   readonly maxPendingWrites?: number;
 }
 
@@ -228,6 +231,8 @@ export class SharedState implements RouterSharedState {
   readonly #blocks: PrefixBlocks | undefined;
   readonly #probeMs: number;
   readonly #maxPending: number;
+  /** Longest wait for one write's answer in `flush()` and `close()` (ms): `loads.timeoutMs`. */
+  readonly #writeWaitMs: number;
   readonly #sessionHealth: PartHealth;
   readonly #prefixHealth: PartHealth;
   readonly #sessionStats = newLookupStats();
@@ -262,6 +267,7 @@ export class SharedState implements RouterSharedState {
       o.sessions === false ? undefined : SHARED_SESSIONS_OPTIONS.read(o.sessions);
     this.#prefixConfig =
       o.prefixIndex === false ? undefined : SHARED_PREFIX_OPTIONS.read(o.prefixIndex);
+    this.#writeWaitMs = (this.#loadConfig ?? SHARED_LOADS_OPTIONS.read(undefined)).timeoutMs;
     const p = this.#prefixConfig;
     this.#blocks =
       p === undefined ? undefined : new PrefixBlocks(p.blockTokens, p.blockChars, p.maxBlocks);
@@ -324,8 +330,10 @@ export class SharedState implements RouterSharedState {
   }
 
   /**
-   * Writes every queued placement now; resolves when the store has answered (never rejects).
-   * The router writes them on the next turn of the event loop by itself.
+   * Writes every queued placement now; resolves when the store has answered each write, or has
+   * left it unanswered for `loads.timeoutMs` (its default when loads are off), so a stalled
+   * store never holds it up for longer. Never rejects. The router writes placements on the next
+   * turn of the event loop by itself.
    */
   flush(): Promise<void> {
     if (this.#scheduled !== undefined) {
@@ -410,8 +418,8 @@ export class SharedState implements RouterSharedState {
     if (!shares) return;
     const queue = this.#queue;
     if (queue.length >= this.#maxPending) {
-      queue.shift();
       (policy instanceof ManualPolicy ? this.#sessionStats : this.#prefixStats).dropped++;
+      return;
     }
     queue.push({ request, policy, url: worker.url });
     this.#scheduled ??= setImmediate(() => {
@@ -435,9 +443,10 @@ export class SharedState implements RouterSharedState {
   }
 
   /**
-   * Stops the sync timer, writes what is queued, clears the other routers' counts from this
-   * router's workers, and withdraws this router's counts from the store (best effort, within
-   * `loads.timeoutMs`). The store itself stays open: close it yourself. Idempotent.
+   * Stops the sync timer, writes what is queued (as `flush()`: each write waited for at most
+   * `loads.timeoutMs`), clears the other routers' counts from this router's workers, and
+   * withdraws this router's counts from the store (best effort, within `loads.timeoutMs`). The
+   * store itself stays open: close it yourself. Idempotent.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -577,7 +586,11 @@ export class SharedState implements RouterSharedState {
     );
   }
 
-  /** One write under `health`: dropped while the part is degraded; never rejects. */
+  /**
+   * One write under `health`: dropped while the part is degraded; never rejects. The promise
+   * returned settles when the store answers, or after {@link #writeWaitMs} (a late answer is
+   * still counted).
+   */
   #send(
     health: PartHealth,
     stats: MutableLookupStats,
@@ -588,8 +601,9 @@ export class SharedState implements RouterSharedState {
       return undefined;
     }
     stats.writes++;
+    let sent: Promise<void>;
     try {
-      return call().catch((error: unknown) => {
+      sent = call().catch((error: unknown) => {
         stats.failures++;
         health.failed(error, now());
       });
@@ -598,6 +612,7 @@ export class SharedState implements RouterSharedState {
       health.failed(error, now());
       return undefined;
     }
+    return withDeadline(sent, this.#writeWaitMs).then(() => undefined);
   }
 }
 

@@ -100,7 +100,7 @@ async function runInside(options: SimulationOptions) {
   const routers = new SimRouters();
   try {
     await routers.open(o, run.urls, run.clock);
-    run.run(routers);
+    await run.run(routers);
     const stats = routers.policies.map((p) => (p as CacheAwarePolicy).stats());
     return { run, log, stats, policies: routers.policies, result: run.result() };
   } finally {
@@ -166,7 +166,7 @@ describe('KV events in the simulator', () => {
     const routers = new SimRouters();
     await routers.open(o, run.urls, run.clock);
     try {
-      run.run(routers);
+      await run.run(routers);
     } finally {
       await routers.close();
     }
