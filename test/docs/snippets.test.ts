@@ -25,6 +25,7 @@ const DOCS = [
   'docs/quality.md',
   'docs/kv-events.md',
   'docs/observability.md',
+  'docs/redis.md',
 ];
 
 interface Snippet {
@@ -68,6 +69,7 @@ const OPTIONS: ts.CompilerOptions = {
     'fleetroute/kv-events': ['src/kv-events/index.ts'],
     'fleetroute/opentelemetry': ['src/opentelemetry/index.ts'],
     'fleetroute/prometheus': ['src/prometheus/index.ts'],
+    'fleetroute/redis': ['src/redis/index.ts'],
   },
 };
 
