@@ -30,6 +30,7 @@ const BENCHMARKS = [
   'event-select',
   'kv-subscriber',
   'router-observe',
+  'shared-state',
   'simulator',
   'prometheus-parse',
   'time-to-ready',

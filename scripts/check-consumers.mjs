@@ -31,6 +31,7 @@ const SUBPATHS = [
   'fleetroute/kv-events',
   'fleetroute/prometheus',
   'fleetroute/opentelemetry',
+  'fleetroute/redis',
 ];
 
 /** Runs a command; throws with its output when it fails. */
@@ -108,6 +109,19 @@ const PROGRAM = `
   await tracedRouter.close();
   if (!(noOtel instanceof fleetroute.FleetRouteError) || noOtel.code !== 'MISSING_DEPENDENCY' || !noOtel.message.includes('@opentelemetry/api'))
     throw new Error('fleetroute/opentelemetry: expected MISSING_DEPENDENCY naming @opentelemetry/api, got ' + noOtel);
+  // Shared state on Redis needs ioredis, not installed here: the entry point imports, and
+  // building a store (before any connection is tried) fails naming it. The in-process store
+  // from 'fleetroute' needs nothing.
+  if (typeof redis.RedisSharedStore?.create !== 'function') throw new Error('fleetroute/redis: no RedisSharedStore.create');
+  const noRedis = await redis.RedisSharedStore.create({ url: 'redis://127.0.0.1:1', connectTimeoutMs: 0 }).then(() => 'created', (error) => error);
+  if (!(noRedis instanceof fleetroute.FleetRouteError) || noRedis.code !== 'MISSING_DEPENDENCY' || !noRedis.message.includes('ioredis'))
+    throw new Error('fleetroute/redis: expected MISSING_DEPENDENCY naming ioredis, got ' + noRedis);
+  const memoryShared = new fleetroute.SharedState({ store: new fleetroute.MemorySharedStore(), loads: { refreshMs: 0 } });
+  const sharedRouter = new fleetroute.Router({ registry, transport: { probe: async () => true }, health: false, shared: memoryShared });
+  sharedRouter.start();
+  await memoryShared.sync();
+  await sharedRouter.close();
+  if (memoryShared.stats().loads.syncs < 1) throw new Error('fleetroute: SharedState over MemorySharedStore did not sync');
   // The translator needs no peer; its keys are blockHashes' (loaded by the registry above).
   const translator = await kv.KvEventTranslator.create({ pageSize: 4 });
   const [stored] = translator.translate([{ type: 'stored', hashes: [1n], parent: undefined,
@@ -125,6 +139,7 @@ import * as sim from 'fleetroute/sim';
 import * as kv from 'fleetroute/kv-events';
 import * as prom from 'fleetroute/prometheus';
 import * as otel from 'fleetroute/opentelemetry';
+import * as redis from 'fleetroute/redis';
 ${PROGRAM}`;
 
 const CJS_PROGRAM = `'use strict';
@@ -134,6 +149,7 @@ const sim = require('fleetroute/sim');
 const kv = require('fleetroute/kv-events');
 const prom = require('fleetroute/prometheus');
 const otel = require('fleetroute/opentelemetry');
+const redis = require('fleetroute/redis');
 const pkg = require('fleetroute/package.json');
 if (pkg.name !== 'fleetroute') throw new Error('fleetroute/package.json: wrong name');
 async function main() {${PROGRAM}}
@@ -150,6 +166,10 @@ const TS_PROGRAM = `import {
   type Policy,
   Router,
   type SelectRequest,
+  SharedState,
+  type SharedStateEvent,
+  type SharedStateStats,
+  type SharedStore,
   type Transport,
   type Worker,
   WorkerRegistry,
@@ -165,6 +185,7 @@ import {
 } from 'fleetroute/kv-events';
 import type { OpenTelemetryOptions, RouterTracing, TracedAttemptContext } from 'fleetroute/opentelemetry';
 import type { PrometheusMetrics, PrometheusMetricsOptions, PrometheusRegistry } from 'fleetroute/prometheus';
+import { type RedisClientLike, RedisSharedStore, type RedisSharedStoreOptions } from 'fleetroute/redis';
 
 export async function route(request: SelectRequest): Promise<Worker | undefined> {
   const registry: WorkerRegistry = await WorkerRegistry.create({ defaultStatus: 'ready' });
@@ -191,6 +212,17 @@ export async function ingest(batch: EngineEventBatch): Promise<number> {
 
 export type Traced = [RouterTracing, OpenTelemetryOptions, TracedAttemptContext];
 export type Measured = [PrometheusMetrics, PrometheusMetricsOptions, PrometheusRegistry];
+
+export async function share(registry: WorkerRegistry, client: RedisClientLike): Promise<SharedStateStats> {
+  const options: RedisSharedStoreOptions = { client, namespace: 'prod', connectTimeoutMs: 500 };
+  const store: SharedStore = await RedisSharedStore.create(options);
+  const shared = new SharedState({ store, sessions: false, prefixIndex: { ttlMs: 60_000 } });
+  const router = new Router({ registry, transport: httpTransport(), shared });
+  router.on('sharedState', (event: SharedStateEvent) => void event.part);
+  await router.close();
+  await (store as RedisSharedStore).close();
+  return shared.stats();
+}
 
 export async function follow(registry: WorkerRegistry): Promise<KvEventSubscriberStats[]> {
   const feed = await KvEventFeed.start({ registry, target: createPolicy('cache_aware') });

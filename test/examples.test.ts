@@ -6,8 +6,12 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { hasRedisServer } from './support/redis-server.js';
 
 const run = promisify(execFile);
+// The Redis example starts its own server unless REDIS_URL names one; in CI a missing server fails.
+const redisAvailable =
+  hasRedisServer() || (process.env.REDIS_URL ?? '') !== '' || process.env.CI === 'true';
 
 async function example(name: string): Promise<string> {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', `examples/${name}`], {
@@ -34,6 +38,24 @@ describe('examples', () => {
     expect(out).toContain('replica 1 routes the cached prompt to http://127.0.0.1:8001');
     expect(out).toContain('replica 2 routes the cached prompt to http://127.0.0.1:8001');
   });
+
+  it.skipIf(!redisAvailable)(
+    'redis.ts: two replicas share loads and a session through Redis, and leave no load keys',
+    async () => {
+      const out = await example('redis.ts');
+      const busy = /^replica A holds 3 requests on (\S+)$/m.exec(out)?.[1];
+      expect(busy).toMatch(/^http:\/\/127\.0\.0\.1:900[123]$/);
+      expect(out).toContain(`replica B sees ${busy} with 3 requests in flight (3 from replica A)`);
+      const elsewhere = /^replica B's least_load sends a new request to (\S+)$/m.exec(out)?.[1];
+      expect(elsewhere).toMatch(/^http:\/\/127\.0\.0\.1:900[123]$/);
+      expect(elsewhere).not.toBe(busy);
+      expect(out).toContain(`after A releases them, replica B sees 0 on ${busy}`);
+      const placed = /^replica A places user-42 on (\S+)$/m.exec(out)?.[1];
+      expect(placed).toMatch(/^http:\/\/127\.0\.0\.1:900[123]$/);
+      expect(out).toContain(`replica B keeps user-42 on ${placed}`);
+      expect(out).toMatch(/^closed: no keys left for the replicas' loads$/m);
+    },
+  );
 
   it('router.ts', async () => {
     expect(await example('router.ts')).not.toBe('');

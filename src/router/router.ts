@@ -478,8 +478,10 @@ export class Router {
    * Stops everything: health timers, polling, probes, polls and model discoveries in flight
    * (aborted; one that ignores its signal is abandoned), in-flight `execute` calls (rejected
    * with `CLOSED`), pending `ready()` calls (rejected with `CLOSED`), pending `pollLoads()` calls
-   * (resolved), the registry subscription, breaker observers, and every policy's `close()`.
-   * Idempotent; resolves without waiting for transports that never settle.
+   * (resolved), the registry subscription, breaker observers, and every policy's `close()`;
+   * then the shared state (`shared`), which writes what it has queued and withdraws this
+   * router's loads from the store, waiting at most `loads.timeoutMs` for each. Idempotent;
+   * resolves without waiting for transports that never settle.
    */
   async close(): Promise<void> {
     if (this.#closed) return;

@@ -16,6 +16,7 @@ import { OPENTELEMETRY_OPTIONS } from '../../src/opentelemetry/instrument-router
 import { policyOptionTables } from '../../src/policies/create-policy.js';
 import { COMMON_OPTIONS } from '../../src/policies/support/config.js';
 import { PROMETHEUS_METRICS_OPTIONS } from '../../src/prometheus/create-prometheus-metrics.js';
+import { REDIS_STORE_OPTIONS } from '../../src/redis/redis-store.js';
 import { REGISTRY_OPTIONS } from '../../src/registry/registry-options.js';
 import {
   CIRCUIT_BREAKER_OPTIONS,
@@ -28,6 +29,13 @@ import {
   RETRY_HOOK_OPTIONS,
   ROUTER_OPTIONS,
 } from '../../src/router/router-options.js';
+import { MEMORY_STORE_OPTIONS } from '../../src/shared/memory-store.js';
+import {
+  SHARED_LOADS_OPTIONS,
+  SHARED_PREFIX_OPTIONS as SHARED_PREFIX_INDEX_OPTIONS,
+  SHARED_SESSIONS_OPTIONS,
+  SHARED_STATE_OPTIONS,
+} from '../../src/shared/shared-state.js';
 import { COMPARE_OPTIONS } from '../../src/sim/compare.js';
 import { FLEET_OPTIONS } from '../../src/sim/fleet-model.js';
 import { SIMULATION_OPTIONS } from '../../src/sim/simulation-options.js';
@@ -71,6 +79,12 @@ const TABLES = [
   ZERO_REUSE_OPTIONS,
   MOONCAKE_OPTIONS,
   AGENT_CONVERSATIONS_OPTIONS,
+  SHARED_STATE_OPTIONS,
+  SHARED_LOADS_OPTIONS,
+  SHARED_SESSIONS_OPTIONS,
+  SHARED_PREFIX_INDEX_OPTIONS,
+  MEMORY_STORE_OPTIONS,
+  REDIS_STORE_OPTIONS,
 ] as unknown as AnyTable[];
 
 function sources(dir: string): string[] {
