@@ -248,14 +248,8 @@ export class Router {
   start(): void {
     if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
     if (this.#started) return;
-    this.#started = true;
     const registry = this.#o.registry;
-    registry.on('event', this.#onEvent);
-    for (const info of registry.snapshot().workers) {
-      const worker = registry.get(info.id);
-      if (worker !== undefined) this.#adopt(worker);
-    }
-    this.#loads?.start();
+    // First: a shared state that belongs to another router throws before anything started.
     this.#o.shared?.attach({
       registry,
       logger: this.#o.logger,
@@ -263,6 +257,13 @@ export class Router {
         if (this.#listening.sharedState !== 0) this.#observe('sharedState', event);
       },
     });
+    this.#started = true;
+    registry.on('event', this.#onEvent);
+    for (const info of registry.snapshot().workers) {
+      const worker = registry.get(info.id);
+      if (worker !== undefined) this.#adopt(worker);
+    }
+    this.#loads?.start();
   }
 
   /**
@@ -496,9 +497,10 @@ export class Router {
     this.#discovery?.close();
     this.#readiness.close();
     registryInternals.releaseBreakerDefaults(this.#o.registry, this);
+    // Before the policies: its last writes read their state (manual's sessions).
+    if (this.#o.shared !== undefined && this.#started) await this.#o.shared.close();
     for (const policy of this.#policies()) policy.close?.();
     this.#emitter.removeAllListeners();
-    if (this.#o.shared !== undefined && this.#started) await this.#o.shared.close();
     await Promise.resolve();
   }
 

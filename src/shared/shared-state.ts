@@ -291,10 +291,7 @@ export class SharedState implements RouterSharedState {
 
   /** @internal Called by the router's `start()`. */
   attach(host: SharedStateHost): void {
-    if (this.#host !== undefined) {
-      if (this.#host.registry === host.registry) return;
-      fail('shared', 'a SharedState of its own for each router', this);
-    }
+    if (this.#host !== undefined) fail('shared', 'a SharedState of its own for each router', this);
     this.#host = host;
     const report = (event: SharedStateEvent): void => {
       host.report(event);
