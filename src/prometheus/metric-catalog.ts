@@ -151,6 +151,18 @@ export const METRICS = {
     labels: [],
     help: 'Age of the oldest last load report among the ready workers, as of the last polling round, in seconds.',
   },
+  sharedStateTransitions: {
+    name: 'shared_state_transitions_total',
+    kind: 'counter',
+    labels: ['part', 'state'],
+    help: 'Shared state parts (loads, sessions, prefixIndex) changing to degraded or back to ok.',
+  },
+  sharedStateDegraded: {
+    name: 'shared_state_degraded',
+    kind: 'gauge',
+    labels: ['part'],
+    help: '1 while a part of shared state routes on local state alone (degraded), 0 once it recovered.',
+  },
   circuitState: {
     name: 'worker_circuit_state',
     kind: 'gauge',
@@ -176,7 +188,7 @@ export const METRICS = {
     name: 'worker_in_flight_requests',
     kind: 'gauge',
     labels: ['worker'],
-    help: 'Requests in flight on the worker (leases taken and not released).',
+    help: "Requests in flight on the worker (leases taken and not released; with shared state, other routers' too).",
     scrape: true,
   },
   workers: {

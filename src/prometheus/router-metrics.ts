@@ -19,6 +19,7 @@ import type {
   RetryScheduledEvent,
   WorkerStatusEvent,
 } from '../router/observations.js';
+import type { SharedStateEvent } from '../router/shared-state.js';
 import type { Router } from '../router/router.js';
 import type { WorkerStatus } from '../workers/worker-spec.js';
 import { CounterSeries } from './counter-series.js';
@@ -139,6 +140,11 @@ export class RouterMetrics {
     this.#gauges.oldestReportAge.set({}, seconds(e.oldestReportAgeMs));
   };
 
+  readonly #onSharedState = (e: SharedStateEvent): void => {
+    this.#counters.sharedStateTransitions.add(1, e.part, e.state);
+    this.#gauges.sharedStateDegraded.set({ part: e.part }, e.state === 'degraded' ? 1 : 0);
+  };
+
   readonly #onWorkerEvent = (e: WorkerEvent): void => {
     if (e.type === 'removed') {
       const url = e.worker.url;
@@ -211,6 +217,7 @@ export class RouterMetrics {
     router[method]('statusChanged', this.#onStatusChanged);
     router[method]('circuitChanged', this.#onCircuitChanged);
     router[method]('loadsPolled', this.#onLoadsPolled);
+    router[method]('sharedState', this.#onSharedState);
     workers[method]('event', this.#onWorkerEvent);
   }
 
