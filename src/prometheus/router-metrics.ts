@@ -19,8 +19,8 @@ import type {
   RetryScheduledEvent,
   WorkerStatusEvent,
 } from '../router/observations.js';
-import type { SharedStateEvent } from '../router/shared-state.js';
 import type { Router } from '../router/router.js';
+import type { SharedStateEvent } from '../router/shared-state.js';
 import type { WorkerStatus } from '../workers/worker-spec.js';
 import { CounterSeries } from './counter-series.js';
 import { branchLabel, LabelValues, OTHER, policyLabel, SeriesTracker } from './label-values.js';

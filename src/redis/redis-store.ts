@@ -126,6 +126,8 @@ export class RedisSharedStore implements SharedStore {
   readonly #owned: boolean;
   readonly #prefix: string;
   readonly #clock: (() => number) | undefined;
+  /** The client's last connection error, until it is ready again (built clients only). */
+  #lastError: Error | undefined;
   #closed = false;
 
   /** @internal Use {@link RedisSharedStore.create}. */
@@ -169,10 +171,15 @@ export class RedisSharedStore implements SharedStore {
       retryStrategy: (times: number) => Math.min(100 * 2 ** Math.min(times - 1, 5), 2000),
       ...extra,
     });
-    // A lost server is reported by shared state's observations; the client's own error events
-    // would otherwise be unhandled.
-    client.on('error', () => {});
     const store = new RedisSharedStore(client, true, prefix, own.clock);
+    // A lost server is reported by shared state's observations; the client's own error events
+    // (refused AUTH, a TLS mismatch, a refused connection) become the reason of the failures.
+    client.on('error', (error: Error) => {
+      store.#lastError = error;
+    });
+    client.on('ready', () => {
+      store.#lastError = undefined;
+    });
     const connecting = client.connect().then(
       () => true,
       () => false,
@@ -350,8 +357,15 @@ export class RedisSharedStore implements SharedStore {
     try {
       return await this.#client.evalsha(s.sha, keys, ...args);
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return await this.#client.eval(s.source, keys, ...args);
+      if (error instanceof Error && error.message.startsWith('NOSCRIPT'))
+        return await this.#client.eval(s.source, keys, ...args);
+      const cause = this.#lastError;
+      if (cause === undefined || this.#client.status === 'ready') throw error;
+      throw new FleetRouteError(
+        'TRANSPORT_FAILED',
+        `Redis is not connected (${this.#client.status}): ${cause.message}`,
+        { cause: error },
+      );
     }
   }
 }

@@ -53,6 +53,8 @@ export class LoadShare {
   #epochs = 0;
   #pending: Promise<void> | undefined;
   #queued: Promise<void> | undefined;
+  /** The last sync was refused: the next one, in full, follows at once. */
+  #refused = false;
   #lastOk = Number.NEGATIVE_INFINITY;
   #closed = false;
 
@@ -101,7 +103,12 @@ export class LoadShare {
       if (this.#pending === run) this.#pending = undefined;
     });
     this.#pending = run;
-    return run;
+    // Refused (the store lost this router's counts): rewrite them at once, not a refresh later.
+    return run.then(() => {
+      if (!this.#refused) return;
+      this.#refused = false;
+      return this.sync();
+    });
   }
 
   /** Stops syncing, clears the remote counts, and withdraws this router's share. */
@@ -146,6 +153,7 @@ export class LoadShare {
       if (!reply.accepted) {
         // The store lost this router's counts (restarted empty, or they expired in a stall).
         this.#full = true;
+        this.#refused = true;
       } else {
         if (full) {
           this.stats.rebuilds++;

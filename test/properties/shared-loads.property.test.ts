@@ -8,7 +8,7 @@
  *    worker's `load` (and `prefilling`) as the unreleased leases on it held by live routers.
  * 2. For any sequence that includes store restarts (the store's state lost), what the store
  *    holds for each router is exactly its local counts as of its last accepted sync, a sync
- *    after a restart is refused and the next one rebuilds the whole contribution, and every
+ *    after a restart is refused and a full one follows at once, rebuilding the contribution, and every
  *    router reads the others' stored counts.
  */
 import fc from 'fast-check';
@@ -362,7 +362,10 @@ describe('shared loads across store restarts (property)', () => {
             } else if (share.held) {
               share.counts = local(k);
             } else {
-              share.full = true; // refused: the store lost it; the next sync sends everything
+              // Refused (the store lost it): a full sync follows at once, in the same call.
+              share.held = true;
+              share.rebuilds++;
+              share.counts = local(k);
             }
             await check(k);
           };
