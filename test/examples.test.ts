@@ -52,7 +52,7 @@ describe('examples', () => {
       expect(out).toContain(`after A releases them, replica B sees 0 on ${busy}`);
       const placed = /^replica A places user-42 on (\S+)$/m.exec(out)?.[1];
       expect(placed).toMatch(/^http:\/\/127\.0\.0\.1:900[123]$/);
-      expect(out).toContain(`replica B keeps user-42 on ${placed}`);
+      expect(out).toContain(`replica B keeps user-42 on ${placed} (read from Redis)`);
       expect(out).toMatch(/^closed: no keys left for the replicas' loads$/m);
     },
   );

@@ -130,8 +130,7 @@ export class RedisSharedStore implements SharedStore {
   #lastError: Error | undefined;
   #closed = false;
 
-  /** @internal Use {@link RedisSharedStore.create}. */
-  constructor(
+  private constructor(
     client: RedisClientLike,
     owned: boolean,
     prefix: string,

@@ -136,8 +136,9 @@ local url = ARGV[2]
 local ttl = tonumber(ARGV[3])
 local max = tonumber(ARGV[4])
 for _, k in ipairs(KEYS) do
-  redis.call('ZADD', k, now, url)
-  if redis.call('ZCARD', k) > max then redis.call('ZREMRANGEBYRANK', k, 0, -(max + 1)) end
+  if redis.call('ZADD', k, now, url) == 1 and redis.call('ZCARD', k) > max then
+    redis.call('ZREMRANGEBYRANK', k, 0, -(max + 1))
+  end
   redis.call('PEXPIRE', k, ttl)
 end
 return 1`;

@@ -14,10 +14,15 @@ export const TIMED_OUT: unique symbol = Symbol('timed out');
  * @internal `promise`'s value, or {@link TIMED_OUT} once `ms` passed first; rejects with its
  * error. The timer is cleared as soon as either settles; a late settlement is ignored (a late
  * rejection is handled, never unhandled).
+ *
+ * A busy event loop runs expired timers before it reads the sockets, so an answer that arrived
+ * in time could lose to its own deadline: when the timer fires, the deadline is declared only
+ * after one more poll of the sockets (`setImmediate` runs after it), and an answer read there
+ * wins.
  */
 export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => resolve(TIMED_OUT), ms);
+    const timer = setTimeout(() => setImmediate(() => resolve(TIMED_OUT)), ms);
     promise.then(
       (value) => {
         clearTimeout(timer);

@@ -216,7 +216,7 @@ const HEX = (n: bigint): string => n.toString(16).padStart(16, '0');
  *
  * @example
  * ```ts
- * const store = new MemorySharedStore(); // or await RedisSharedStore.connect({ url })
+ * const store = new MemorySharedStore(); // or await RedisSharedStore.create({ url })
  * const router = new Router({ registry, transport, shared: new SharedState({ store }) });
  * ```
  * @public
@@ -289,7 +289,10 @@ export class SharedState implements RouterSharedState {
     return this.#store;
   }
 
-  /** @internal Called by the router's `start()`. */
+  /**
+   * Called by the router's `start()` (never call it yourself): starts the load sync.
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when another router attached it already.
+   */
   attach(host: SharedStateHost): void {
     if (this.#host !== undefined) fail('shared', 'a SharedState of its own for each router', this);
     this.#host = host;
@@ -349,7 +352,10 @@ export class SharedState implements RouterSharedState {
     return both;
   }
 
-  /** @internal Called by the router before routing. */
+  /**
+   * Called by the router before routing (`execute`, `router.prepare`): the lookups, awaited at
+   * most their deadline; `undefined` when there is nothing to look up. Never rejects.
+   */
   prepare(request: SelectRequest, policy: Policy): Promise<void> | undefined {
     if (this.#closed) return undefined;
     const lookups: Promise<void>[] = [];
@@ -406,12 +412,15 @@ export class SharedState implements RouterSharedState {
     return lookups.length === 1 ? lookups[0] : Promise.all(lookups).then(() => undefined);
   }
 
-  /** @internal Called by the router after each pick, inside `select`: queues the write. O(1). */
+  /** Called by the router after each pick, inside `select`: queues the write. O(1). */
   placed(request: SelectRequest, policy: Policy, worker: Worker): void {
     if (this.#closed) return;
+    const name = policy.name;
     const shares =
-      (this.#sessionConfig !== undefined && policy instanceof ManualPolicy) ||
-      (this.#prefixConfig !== undefined && policy instanceof CacheAwarePolicy);
+      (name === 'manual' && this.#sessionConfig !== undefined && policy instanceof ManualPolicy) ||
+      (name === 'cache_aware' &&
+        this.#prefixConfig !== undefined &&
+        policy instanceof CacheAwarePolicy);
     if (!shares) return;
     const queue = this.#queue;
     if (queue.length >= this.#maxPending) {
@@ -512,8 +521,14 @@ export class SharedState implements RouterSharedState {
       typeof request.model === 'string' ? request.model : undefined,
     );
     const per = this.#blocks!.unitsPerBlock(typeof key === 'string' ? 'text' : 'tokens');
+    // Only the holders of the deepest match: the policy routes among those (a shallower holder
+    // would lose to them), and each insert walks the prefix.
+    let deepest = 0;
+    for (const holder of holders)
+      if (holder.blocks > deepest && registry.getByUrl(holder.url) !== undefined)
+        deepest = holder.blocks;
     for (const holder of holders) {
-      if (registry.getByUrl(holder.url) === undefined) continue;
+      if (holder.blocks !== deepest || registry.getByUrl(holder.url) === undefined) continue;
       const units = Math.min(holder.blocks * per, key.length);
       cacheAwareRemember(policy, workers, model, prefixOf(key, units), holder.url);
     }

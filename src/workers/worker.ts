@@ -199,7 +199,10 @@ export class Worker {
   get status(): WorkerStatus {
     return this.#runtime.status;
   }
-  /** Requests in flight: leases taken and not yet released. Never negative. */
+  /**
+   * Requests in flight: leases taken and not yet released — with a router's shared state, other
+   * routers' leases on this worker too, as of their last sync. Never negative.
+   */
   get load(): number {
     return this.#runtime.load;
   }

@@ -100,6 +100,28 @@ function declaredNames(text: string): Set<string> {
   return names;
 }
 
+/** Every module a declaration file refers to: `import`/`export … from`, and `import('…')` types. */
+function moduleSpecifiers(text: string): string[] {
+  const out: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier !== undefined &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    )
+      out.push(node.moduleSpecifier.text);
+    if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    )
+      out.push(node.argument.literal.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile('index.d.ts', text, ts.ScriptTarget.Latest, true));
+  return out;
+}
+
 /** Names the public entry points export (an internal module may hold a public type too). */
 function publicNames(): Set<string> {
   const names = new Set<string>();
@@ -162,9 +184,9 @@ describe('published declarations', { timeout: 120_000 }, () => {
     for (const name of readdirSync(outDir)) {
       if (!name.endsWith('.d.ts') && !name.endsWith('.d.cts')) continue;
       const text = readFileSync(join(outDir, name), 'utf8');
-      for (const peer of peers)
-        if (text.includes(`from '${peer}'`) || text.includes(`import('${peer}')`))
-          named.push(`${name}: ${peer}`);
+      for (const specifier of moduleSpecifiers(text))
+        if (peers.some((peer) => specifier === peer || specifier.startsWith(`${peer}/`)))
+          named.push(`${name}: ${specifier}`);
     }
     expect(named).toEqual([]);
   });
@@ -215,5 +237,11 @@ describe('published declarations', { timeout: 120_000 }, () => {
       const classBody = body.slice(0, body.indexOf('\n}'));
       expect(classBody, name).toMatch(/private constructor\(\);/);
     }
+    // A class that implements an interface: its body starts after the `implements` clause.
+    const body =
+      declarations.split('declare class RedisSharedStore implements SharedStore {')[1] ?? '';
+    expect(body.slice(0, body.indexOf('\n}')), 'RedisSharedStore').toMatch(
+      /private constructor\(\);/,
+    );
   });
 });
