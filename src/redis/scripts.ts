@@ -104,26 +104,44 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
 
 /**
- * @internal KEYS: a request's block keys, in order. ARGV: now, ttlMs, maxHolders. For each of
- * the newest `maxHolders` workers recorded within the TTL on the first block, the deepest block
- * it holds (binary search: a worker's blocks are recorded together, so membership is monotone
- * along the chain). Returns {url, blocks, ageMs, …}: O(maxHolders × log blocks) commands.
+ * @internal KEYS: a request's block keys, in order. ARGV: now, ttlMs, maxHolders. Among the
+ * newest `maxHolders` workers recorded within the TTL on the first block, those holding the
+ * longest run of leading blocks, and that run's length: a binary search for the deepest block
+ * any of them holds (a worker's blocks are recorded together, so holding is monotone along the
+ * chain), one ZRANGE per step. Returns {url, blocks, ageMs, …}: O(log blocks) commands.
  */
 export const MATCH_PREFIX = `${NOW}
 local cutoff = now - tonumber(ARGV[2])
 local first = redis.call('ZRANGE', KEYS[1], '+inf', cutoff, 'BYSCORE', 'REV', 'LIMIT', 0, tonumber(ARGV[3]), 'WITHSCORES')
+if #first == 0 then return {} end
+local score = {}
+for i = 1, #first, 2 do score[first[i]] = tonumber(first[i + 1]) end
+local holding = score
+local lo, hi = 1, #KEYS
+while lo < hi do
+  local mid = math.floor((lo + hi + 1) / 2)
+  local found = nil
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[mid], '+inf', cutoff, 'BYSCORE', 'REV')) do
+    if score[m] ~= nil then
+      found = found or {}
+      found[m] = true
+    end
+  end
+  if found then
+    lo = mid
+    holding = found
+  else
+    hi = mid - 1
+  end
+end
 local out = {}
 for i = 1, #first, 2 do
-  local w = first[i]
-  local lo, hi = 1, #KEYS
-  while lo < hi do
-    local mid = math.floor((lo + hi + 1) / 2)
-    local s = redis.call('ZSCORE', KEYS[mid], w)
-    if s and tonumber(s) >= cutoff then lo = mid else hi = mid - 1 end
+  local m = first[i]
+  if holding[m] then
+    out[#out + 1] = m
+    out[#out + 1] = lo
+    out[#out + 1] = tostring(now - score[m])
   end
-  out[#out + 1] = w
-  out[#out + 1] = lo
-  out[#out + 1] = tostring(now - tonumber(first[i + 1]))
 end
 return out`;
 

@@ -193,22 +193,35 @@ export class MemorySharedStore implements SharedStore {
     if (first === undefined) return [];
     const fresh: [string, number][] = [];
     for (const [url, at] of first) if (at >= cutoff) fresh.push([url, at]);
-    fresh.sort((a, b) => b[1] - a[1]);
-    const out: PrefixHolder[] = [];
-    for (let h = 0; h < fresh.length && h < maxHolders; h++) {
-      const [url, at] = fresh[h]!;
-      // The deepest consecutive block holding `url`, by binary search (holders of a chain are
-      // recorded together, so membership is monotone along it), as the Redis script does.
-      let lo = 0;
-      let hi = blocks.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        const seen = this.#blocks.get(blocks[mid]!)?.get(url);
-        if (seen !== undefined && seen >= cutoff) lo = mid;
-        else hi = mid - 1;
-      }
-      out.push({ url, blocks: lo + 1, ageMs: now - at });
+    // Newest first; equal times in reverse byte order of the URL, as Redis's ZRANGE … REV.
+    fresh.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0));
+    const candidates = fresh.slice(0, maxHolders);
+    // The deepest block any of them holds, by binary search (a worker's blocks are recorded
+    // together, so holding is monotone along the chain), as the Redis script does; the answer
+    // is the candidates holding that block.
+    let lo = 0;
+    let hi = blocks.length - 1;
+    let holding = candidates;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      const at = this.#blocks.get(blocks[mid]!);
+      const found =
+        at === undefined
+          ? []
+          : candidates.filter(([url]) => {
+              const seen = at.get(url);
+              return seen !== undefined && seen >= cutoff;
+            });
+      if (found.length > 0) {
+        lo = mid;
+        holding = found;
+      } else hi = mid - 1;
     }
+    const out: PrefixHolder[] = holding.map(([url, at]) => ({
+      url,
+      blocks: lo + 1,
+      ageMs: now - at,
+    }));
     return out;
   }
 
@@ -235,13 +248,19 @@ export class MemorySharedStore implements SharedStore {
         all.delete(block);
       }
       all.set(block, holders);
-      holders.delete(url);
+      const isNew = !holders.has(url);
       holders.set(url, now);
-      if (holders.size > maxHolders) {
-        for (const oldest of holders.keys()) {
-          holders.delete(oldest);
-          break;
+      if (isNew && holders.size > maxHolders) {
+        // The oldest goes; equal times the lowest URL first, as Redis's ZREMRANGEBYRANK.
+        let oldest: string | undefined;
+        let oldestAt = 0;
+        for (const [u, at] of holders) {
+          if (oldest === undefined || at < oldestAt || (at === oldestAt && u < oldest)) {
+            oldest = u;
+            oldestAt = at;
+          }
         }
+        holders.delete(oldest!);
       }
     }
   }

@@ -182,11 +182,14 @@ interface Prepared {
   holders?: readonly PrefixHolder[];
 }
 
-interface Placement {
-  readonly request: SelectRequest;
-  readonly policy: Policy;
-  readonly url: string;
+/** Placements waiting to be written, as three parallel arrays (no object per placement). */
+interface Placements {
+  readonly requests: SelectRequest[];
+  readonly policies: Policy[];
+  readonly workers: Worker[];
 }
+
+const noPlacements = (): Placements => ({ requests: [], policies: [], workers: [] });
 
 const SESSION_PREFIX = 's:';
 const BLOCK_PREFIX = 'p:';
@@ -240,7 +243,7 @@ export class SharedState implements RouterSharedState {
   readonly #prepared = new WeakMap<SelectRequest, Prepared>();
   #host: SharedStateHost | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
-  #queue: Placement[] = [];
+  #queue: Placements = noPlacements();
   #flushing: Promise<void> | undefined;
   #scheduled: ReturnType<typeof setImmediate> | undefined;
   #closed = false;
@@ -340,9 +343,9 @@ export class SharedState implements RouterSharedState {
       clearImmediate(this.#scheduled);
       this.#scheduled = undefined;
     }
-    if (this.#queue.length === 0) return this.#flushing ?? Promise.resolve();
+    if (this.#queue.requests.length === 0) return this.#flushing ?? Promise.resolve();
     const batch = this.#queue;
-    this.#queue = [];
+    this.#queue = noPlacements();
     const run = this.#write(batch);
     const previous = this.#flushing;
     const both = (previous === undefined ? run : Promise.all([previous, run])).then(() => {
@@ -423,11 +426,13 @@ export class SharedState implements RouterSharedState {
         policy instanceof CacheAwarePolicy);
     if (!shares) return;
     const queue = this.#queue;
-    if (queue.length >= this.#maxPending) {
-      (policy instanceof ManualPolicy ? this.#sessionStats : this.#prefixStats).dropped++;
+    if (queue.requests.length >= this.#maxPending) {
+      (name === 'manual' ? this.#sessionStats : this.#prefixStats).dropped++;
       return;
     }
-    queue.push({ request, policy, url: worker.url });
+    queue.requests.push(request);
+    queue.policies.push(policy);
+    queue.workers.push(worker);
     this.#scheduled ??= setImmediate(() => {
       this.#scheduled = undefined;
       void this.flush();
@@ -535,9 +540,12 @@ export class SharedState implements RouterSharedState {
   }
 
   /** Writes a batch of placements: sessions that changed, prefix blocks the worker lacks. */
-  async #write(batch: readonly Placement[]): Promise<void> {
+  async #write(batch: Placements): Promise<void> {
     const writes: Promise<void>[] = [];
-    for (const { request, policy, url } of batch) {
+    for (let i = 0; i < batch.requests.length; i++) {
+      const request = batch.requests[i]!;
+      const policy = batch.policies[i]!;
+      const url = batch.workers[i]!.url;
       const prepared = this.#prepared.get(request);
       if (policy instanceof ManualPolicy) {
         const write = this.#writeSession(policy, request, prepared);

@@ -55,7 +55,10 @@ export interface SessionRecord {
   readonly ttlLeftMs: number;
 }
 
-/** A worker the prefix index says was recently sent a request's first `blocks` blocks. @public */
+/**
+ * A worker the prefix index says was recently sent a request's first `blocks` blocks: one of
+ * the holders of the longest run the index knows for that request. @public
+ */
 export interface PrefixHolder {
   readonly url: string;
   /** Consecutive blocks from the start of the request held by this worker (at least 1). */
@@ -89,8 +92,10 @@ export interface SharedStore {
     ttlMs: number,
   ): Promise<void>;
   /**
-   * The workers recorded within `ttlMs` for `blocks[0]`, newest first (at most `maxHolders`),
-   * each with how many consecutive blocks it holds.
+   * Among the newest `maxHolders` workers recorded within `ttlMs` for `blocks[0]`, those that
+   * hold the longest run of leading blocks, newest first, each with that run's length (the
+   * policy routes among the holders of the longest match; a shallower holder would lose to
+   * them).
    */
   matchPrefix(
     blocks: readonly string[],
