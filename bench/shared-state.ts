@@ -296,7 +296,7 @@ interface Scenario {
   readonly rate: number;
   readonly sessions: boolean;
   readonly prefixIndex: boolean;
-  /** The lookup deadline, when not the default (sessions 5 ms, prefix index 2 ms). */
+  /** The lookup deadline, when not the default (10 ms). */
   readonly deadlineMs?: number;
 }
 
@@ -589,7 +589,7 @@ try {
       'select alone (no prepare) knows nothing of what the store holds, so manual writes every placement and cache_aware every new block; after prepare (as execute does) unchanged sessions and blocks already held are not written again.',
       'Traffic: every 10 ms each router starts the requests due (prepare, then select) and releases leases older than 500 ms. "Achieved" is requests started per router per second in the window; above the asked rate, the driver was catching up after falling behind (the process was saturated: see the event-loop delay).',
       'EVALSHA/s counts round trips (one per store call). "Commands/s incl. scripts" adds what the scripts run on the server (total_commands_processed counts them too). Loads only: one sync per router per 100 ms whatever the rate; the commands inside it grow with the workers whose count changed since the last sync, so they are bounded by the fleet (64 workers × 4 routers), not by the rate.',
-      'A lookup past its deadline (sessions 5 ms, prefix index 2 ms by default) routes on local state; 3 in a row degrade the part (no lookups or writes but one probe per second) until one answers in time.',
+      'A lookup past its deadline (10 ms by default) routes on local state; 3 in a row degrade the part (no lookups or writes but one probe per second) until one answers in time.',
     ],
   });
 } finally {

@@ -54,7 +54,9 @@ export interface SharedLoadsConfig {
 export interface SharedSessionsConfig {
   /**
    * Longest wait for a session's lookup before routing (ms); past it the request is placed on
-   * local state alone (counted in `stats().sessions.timeouts`). @defaultValue 5
+   * local state alone (counted in `stats().sessions.timeouts`). A few ms above the store's round
+   * trip: a busy event loop reads answers late, and a session placed wrong costs its cache.
+   * @defaultValue 10
    */
   readonly deadlineMs?: number;
 }
@@ -65,7 +67,9 @@ export interface SharedPrefixIndexConfig {
   readonly ttlMs?: number;
   /**
    * Longest wait for the index before routing (ms); past it the request routes as if nothing
-   * were known (counted in `stats().prefixIndex.timeouts`). @defaultValue 2
+   * were known (counted in `stats().prefixIndex.timeouts`). A prefix-cache miss costs the
+   * prompt's prefill (hundreds of ms for a long prompt), so waiting a few ms pays.
+   * @defaultValue 10
    */
   readonly deadlineMs?: number;
   /** Tokens per shared block (a multiple of `cache_aware`'s `pageSize` keeps blocks page-aligned). @defaultValue 64 */
@@ -142,13 +146,13 @@ export const SHARED_LOADS_OPTIONS = new OptionTable('loads', 'SharedLoadsConfig'
 
 /** @internal The `sessions` options. */
 export const SHARED_SESSIONS_OPTIONS = new OptionTable('sessions', 'SharedSessionsConfig', {
-  deadlineMs: duration(5),
+  deadlineMs: duration(10),
 });
 
 /** @internal The `prefixIndex` options. */
 export const SHARED_PREFIX_OPTIONS = new OptionTable('prefixIndex', 'SharedPrefixIndexConfig', {
   ttlMs: duration(120_000),
-  deadlineMs: duration(2),
+  deadlineMs: duration(10),
   blockTokens: integer(64, 1, 65_536),
   blockChars: integer(256, 1, 1_048_576),
   maxBlocks: integer(1024, 1, 4096),
@@ -190,6 +194,11 @@ interface Placements {
 }
 
 const noPlacements = (): Placements => ({ requests: [], policies: [], workers: [] });
+
+/** What a policy's placements share: nothing, sessions (`manual`), prefixes (`cache_aware`). */
+const NOT_SHARED = 0;
+const SESSIONS = 1;
+const PREFIXES = 2;
 
 const SESSION_PREFIX = 's:';
 const BLOCK_PREFIX = 'p:';
@@ -247,6 +256,8 @@ export class SharedState implements RouterSharedState {
   #flushing: Promise<void> | undefined;
   #scheduled: ReturnType<typeof setImmediate> | undefined;
   #closed = false;
+  #lastPolicy: Policy | undefined;
+  #lastKind = NOT_SHARED;
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad option. */
   constructor(options: SharedStateOptions) {
@@ -418,16 +429,17 @@ export class SharedState implements RouterSharedState {
   /** Called by the router after each pick, inside `select`: queues the write. O(1). */
   placed(request: SelectRequest, policy: Policy, worker: Worker): void {
     if (this.#closed) return;
-    const name = policy.name;
-    const shares =
-      (name === 'manual' && this.#sessionConfig !== undefined && policy instanceof ManualPolicy) ||
-      (name === 'cache_aware' &&
-        this.#prefixConfig !== undefined &&
-        policy instanceof CacheAwarePolicy);
-    if (!shares) return;
+    // One identity check for the policy of the last call (a router has a policy per model).
+    let kind = this.#lastKind;
+    if (policy !== this.#lastPolicy) {
+      kind = this.#kindOf(policy);
+      this.#lastPolicy = policy;
+      this.#lastKind = kind;
+    }
+    if (kind === NOT_SHARED) return;
     const queue = this.#queue;
     if (queue.requests.length >= this.#maxPending) {
-      (name === 'manual' ? this.#sessionStats : this.#prefixStats).dropped++;
+      (kind === SESSIONS ? this.#sessionStats : this.#prefixStats).dropped++;
       return;
     }
     queue.requests.push(request);
@@ -437,6 +449,15 @@ export class SharedState implements RouterSharedState {
       this.#scheduled = undefined;
       void this.flush();
     });
+  }
+
+  /** Which part shares what `policy` places. */
+  #kindOf(policy: Policy): number {
+    if (policy instanceof ManualPolicy)
+      return this.#sessionConfig === undefined ? NOT_SHARED : SESSIONS;
+    if (policy instanceof CacheAwarePolicy)
+      return this.#prefixConfig === undefined ? NOT_SHARED : PREFIXES;
+    return NOT_SHARED;
   }
 
   /** Counters and states of each part. O(1). */
