@@ -250,7 +250,7 @@ describe('shared loads (property)', () => {
           await closeAll(group);
         },
       ),
-      runs(150, 5_000),
+      runs(150, 2_000),
     );
   });
 });
@@ -394,7 +394,7 @@ describe('shared loads across store restarts (property)', () => {
           await closeAll(group);
         },
       ),
-      runs(150, 5_000),
+      runs(150, 2_000),
     );
   });
 });

@@ -294,7 +294,7 @@ describe('group figures with remote counts (property)', () => {
         }
         await registry.close();
       }),
-      runs(200, 5_000),
+      runs(200, 2_000),
     );
   });
 });
