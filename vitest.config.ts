@@ -23,5 +23,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Twice the cores: many tests wait on sockets, child processes and timers, and no test
+    // asserts a timing, so the waits overlap the others' work.
+    maxWorkers: 4,
   },
 });

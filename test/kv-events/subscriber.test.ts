@@ -614,7 +614,13 @@ describe('KvEventSubscriber over real sockets', () => {
     silent.close();
     await e.close();
     await new Promise((resolve) => setImmediate(resolve));
-    expect(process.getActiveResourcesInfo().sort()).toEqual(typesBefore);
+    // Nothing left behind: no kind of resource is held more often than before the test (one
+    // held before, a timer of the runner's, may have ended meanwhile).
+    const after = process.getActiveResourcesInfo();
+    for (const type of new Set(after)) {
+      const count = (list: readonly string[]) => list.filter((t) => t === type).length;
+      expect(count(after), type).toBeLessThanOrEqual(count(typesBefore));
+    }
   }, 30_000);
 
   it('a cache_aware policy as target routes a prompt to the worker whose engine stored it', async () => {
