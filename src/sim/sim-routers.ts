@@ -16,6 +16,9 @@ import { SharedState } from '../shared/shared-state.js';
 import type { SharedStore } from '../shared/shared-store.js';
 import { policyConfigOf, type ResolvedSimulationOptions } from './simulation-options.js';
 
+/** How long a simulated router waits on its store (real ms): long enough never to be missed. */
+const SIM_STORE_WAIT_MS = 120_000;
+
 /**
  * @internal The routers of one run. Everything {@link SimRouters.open} builds is recorded as soon
  * as it exists, so {@link SimRouters.close} closes it even when `open` failed halfway.
@@ -77,7 +80,16 @@ export class SimRouters {
       const shared =
         store === undefined
           ? undefined
-          : new SharedState({ store, routerId: `router-${k}`, loads: { refreshMs: 0 } });
+          : new SharedState({
+              store,
+              routerId: `router-${k}`,
+              // Simulated time stands still while a router waits on the store: waiting costs
+              // the run nothing, so no deadline may cut a lookup short (a missed one would make
+              // the run depend on the machine's speed).
+              loads: { refreshMs: 0, timeoutMs: SIM_STORE_WAIT_MS },
+              sessions: { deadlineMs: SIM_STORE_WAIT_MS },
+              prefixIndex: { deadlineMs: SIM_STORE_WAIT_MS },
+            });
       if (shared !== undefined) this.#shared.push(shared);
       let router: Router;
       try {

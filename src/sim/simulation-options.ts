@@ -107,7 +107,8 @@ export interface SimulationOptions {
    * installed), under a namespace of the run's own that is removed at the end. Each router
    * syncs its in-flight loads every `sharedRefreshMs` of simulated time, looks up sessions and
    * prefixes before each request and writes its placement after it (simulated time stands still
-   * meanwhile: no deadline is ever missed). @defaultValue none: every router's state is its own
+   * meanwhile, and each router waits for the store as long as it takes, so a run does not
+   * depend on the machine's speed). @defaultValue none: every router's state is its own
    */
   readonly sharedState?: string;
   /** With `sharedState`: simulated ms between two load syncs of each router. @defaultValue 100 */
