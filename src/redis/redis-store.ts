@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { FleetRouteError } from '../core/errors.js';
 import { callback, custom, duration, OptionTable } from '../core/option-table.js';
 import { fail, readObject, readString } from '../core/options.js';
+import { withDeadline } from '../shared/part-health.js';
 import type {
   LoadEntry,
   LoadSync,
@@ -183,16 +184,7 @@ export class RedisSharedStore implements SharedStore {
       () => true,
       () => false,
     );
-    if (own.connectTimeoutMs > 0) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        connecting,
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, own.connectTimeoutMs);
-        }),
-      ]);
-      clearTimeout(timer);
-    }
+    if (own.connectTimeoutMs > 0) await withDeadline(connecting, own.connectTimeoutMs);
     return store;
   }
 
@@ -330,18 +322,11 @@ export class RedisSharedStore implements SharedStore {
     this.#closed = true;
     if (!this.#owned) return;
     const client = this.#client;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      await Promise.race([
-        client.quit(),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, 1000);
-        }),
-      ]);
+      await withDeadline(client.quit(), 1000);
     } catch {
       // Not connected: nothing to quit.
     } finally {
-      clearTimeout(timer);
       client.disconnect();
     }
   }

@@ -1,6 +1,6 @@
 /**
  * The keys of a request's prefix in the shared index: chained xxh64 hashes of its leading
- * blocks (tokens, else characters), seeded by the model, as hex strings. No prompt text leaves
+ * blocks (tokens, else characters), seeded by the model, as `p:<16 hex digits>`. No prompt text leaves
  * the process: only these hashes.
  *
  * @module
@@ -10,6 +10,8 @@ import { blockHashHalves } from '../cache/block-hashes.js';
 import { loadedHasher } from '../core/hash.js';
 
 const hex = (n: number): string => (n >>> 0).toString(16).padStart(8, '0');
+/** The prefix of every block key (the store adds its namespace before it). */
+const BLOCK = 'p:';
 
 /** @internal Computes the shared-index block keys of requests. */
 export class PrefixBlocks {
@@ -52,7 +54,7 @@ export class PrefixBlocks {
         seed.hi,
         seed.lo,
       );
-      for (let i = 0; i < n; i++) out.push(hex(this.#hi[i]!) + hex(this.#lo[i]!));
+      for (let i = 0; i < n; i++) out.push(BLOCK + hex(this.#hi[i]!) + hex(this.#lo[i]!));
       return out;
     }
     const hasher = loadedHasher()!;
@@ -62,7 +64,7 @@ export class PrefixBlocks {
     for (let i = 0; i < blocks; i++) {
       hasher.chainString(key.slice(i * size, (i + 1) * size), last);
       last = hasher.last;
-      out.push(hex(hasher.hi) + hex(hasher.lo));
+      out.push(BLOCK + hex(hasher.hi) + hex(hasher.lo));
     }
     return out;
   }

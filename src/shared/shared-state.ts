@@ -201,7 +201,6 @@ const SESSIONS = 1;
 const PREFIXES = 2;
 
 const SESSION_PREFIX = 's:';
-const BLOCK_PREFIX = 'p:';
 const HEX = (n: bigint): string => n.toString(16).padStart(16, '0');
 
 /**
@@ -409,7 +408,7 @@ export class SharedState implements RouterSharedState {
             this.#prefixHealth,
             this.#prefixStats,
             c.deadlineMs,
-            () => this.#store.matchPrefix(blocks.map(blockKeyOf), c.ttlMs, c.maxHolders),
+            () => this.#store.matchPrefix(blocks, c.ttlMs, c.maxHolders),
             (holders) => {
               p.holders = holders;
               if (holders.length === 0) return false;
@@ -547,16 +546,11 @@ export class SharedState implements RouterSharedState {
       typeof request.model === 'string' ? request.model : undefined,
     );
     const per = this.#blocks!.unitsPerBlock(typeof key === 'string' ? 'text' : 'tokens');
-    // Only the holders of the deepest match: the policy routes among those (a shallower holder
-    // would lose to them), and each insert walks the prefix.
-    let deepest = 0;
-    for (const holder of holders)
-      if (holder.blocks > deepest && registry.getByUrl(holder.url) !== undefined)
-        deepest = holder.blocks;
+    // The store answers only the holders of the longest run, so they share one prefix.
+    const prefix = prefixOf(key, Math.min(holders[0]!.blocks * per, key.length));
     for (const holder of holders) {
-      if (holder.blocks !== deepest || registry.getByUrl(holder.url) === undefined) continue;
-      const units = Math.min(holder.blocks * per, key.length);
-      cacheAwareRemember(policy, workers, model, prefixOf(key, units), holder.url);
+      if (registry.getByUrl(holder.url) === undefined) continue;
+      cacheAwareRemember(policy, workers, model, prefix, holder.url);
     }
   }
 
@@ -621,7 +615,7 @@ export class SharedState implements RouterSharedState {
     const held = prepared?.holders?.find((h) => h.url === url);
     const from = held !== undefined && held.ageMs < c.ttlMs / 4 ? held.blocks : 0;
     if (from >= blocks.length) return undefined;
-    const keys = blocks.slice(from).map(blockKeyOf);
+    const keys = from === 0 ? blocks : blocks.slice(from);
     return this.#send(this.#prefixHealth, this.#prefixStats, () =>
       this.#store.recordPrefix(keys, url, c.ttlMs, c.maxHolders),
     );
@@ -678,10 +672,6 @@ function prefixOf(key: string | ArrayLike<number>, units: number): string | Arra
   if (typeof key === 'string') return key.slice(0, units);
   if (ArrayBuffer.isView(key)) return (key as unknown as Uint32Array).subarray(0, units);
   return Array.prototype.slice.call(key, 0, units) as number[];
-}
-
-function blockKeyOf(block: string): string {
-  return BLOCK_PREFIX + block;
 }
 
 /** A session key as stored: its hash, never the key itself (a user or session id). */
