@@ -208,7 +208,8 @@ export async function startStandInEngine(
         const more = res.write(event([piece(i)]));
         i++;
         if (!more) return void res.once('drain', schedule);
-        return schedule();
+        schedule();
+        return;
       }
       const last = chat
         ? { index: 0, delta: { content: '' }, logprobs: null, finish_reason: 'length' }
