@@ -12,7 +12,7 @@ import { fail } from '../core/options.js';
 import type { Policy, SelectRequest } from '../policies/policy.js';
 import { selectPair } from '../policies/select-pair.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
-import { registryInternals } from '../registry/worker-registry.js';
+import { registryInternals, type WorkerRegistry } from '../registry/worker-registry.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
 import { DEFAULT_HEALTH_TIMEOUT_MS } from '../resilience/health-config.js';
 import {
@@ -237,6 +237,11 @@ export class Router {
           }
         })
       : undefined;
+  }
+
+  /** The registry this router routes over (the `registry` option). */
+  get registry(): WorkerRegistry {
+    return this.#o.registry;
   }
 
   /**

@@ -1,0 +1,372 @@
+/**
+ * Watching a worker's answer as it passes to the client: when the first output token arrives,
+ * what usage the engine reported, and — when the front asked for usage the client did not — the
+ * usage chunk cut out again. Server-sent events are forwarded whole (a partial event waits for its
+ * end); other bodies pass unchanged.
+ *
+ * @module
+ * @internal
+ */
+
+/** @internal Token counts read from an answer (OpenAI's `usage`, or the Responses API's). */
+export interface ReadUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cachedTokens?: number;
+}
+
+/** @internal What a watch tells its call. */
+export interface WatchHooks {
+  /** The first output token passed. Called at most once. */
+  firstToken(): void;
+}
+
+/** @internal A watch over one answer's bytes. */
+export interface AnswerWatch {
+  /** The bytes to forward for this chunk from the worker (possibly empty). */
+  take(chunk: Uint8Array): Uint8Array;
+  /** The end of the answer: bytes still held back (a last event without its blank line). */
+  end(): Uint8Array | undefined;
+  /** The usage read so far (the last one the answer carried). */
+  readonly usage: ReadUsage | undefined;
+}
+
+/** Largest server-sent event read; a longer one is forwarded unread as it arrives. */
+const MAX_EVENT_BYTES = 1024 * 1024;
+/** Bytes of a JSON answer's end kept to find its `usage` object. */
+const JSON_TAIL_BYTES = 16 * 1024;
+/** The most tokens a usage figure may say (larger: not a count). */
+const MAX_TOKENS = 2 ** 31 - 1;
+
+const LF = 0x0a;
+const CR = 0x0d;
+const decoder = new TextDecoder();
+const EMPTY = new Uint8Array(0);
+const USAGE = [0x75, 0x73, 0x61, 0x67, 0x65, 0x22]; // usage"
+
+/**
+ * @internal The watch for an answer with this content type: server-sent events, JSON, or
+ * anything else (the first chunk is the first token; no usage).
+ */
+export function watchAnswer(
+  contentType: string | null,
+  hooks: WatchHooks,
+  stripUsage: boolean,
+): AnswerWatch {
+  const type = (contentType ?? '').trimStart().toLowerCase();
+  if (type.startsWith('text/event-stream')) return new EventWatch(hooks, stripUsage);
+  if (type.startsWith('application/json')) return new JsonWatch(hooks);
+  return new PlainWatch(hooks);
+}
+
+/** @internal Usage from a parsed `usage` object, or `undefined` when it holds no counts. */
+export function readUsage(value: unknown): ReadUsage | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const u = value as Record<string, unknown>;
+  const prompt = count(u.prompt_tokens) ?? count(u.input_tokens);
+  const completion = count(u.completion_tokens) ?? count(u.output_tokens);
+  if (prompt === undefined || completion === undefined) return undefined;
+  const details = (u.prompt_tokens_details ?? u.input_tokens_details) as
+    | Record<string, unknown>
+    | null
+    | undefined;
+  const cached =
+    typeof details === 'object' && details !== null ? count(details.cached_tokens) : undefined;
+  return cached === undefined
+    ? { promptTokens: prompt, completionTokens: completion }
+    : { promptTokens: prompt, completionTokens: completion, cachedTokens: cached };
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_TOKENS
+    ? value
+    : undefined;
+}
+
+/** Server-sent events: each complete event is inspected, then forwarded (or cut out). */
+class EventWatch implements AnswerWatch {
+  readonly #hooks: WatchHooks;
+  readonly #strip: boolean;
+  /** An event begun in an earlier chunk, waiting for its end. */
+  #pending: Uint8Array = EMPTY;
+  #seenOutput = false;
+  /** An event longer than MAX_EVENT_BYTES: everything passes unread from then on. */
+  #blind = false;
+  usage: ReadUsage | undefined;
+
+  constructor(hooks: WatchHooks, strip: boolean) {
+    this.#hooks = hooks;
+    this.#strip = strip;
+  }
+
+  take(chunk: Uint8Array): Uint8Array {
+    if (this.#blind) return chunk;
+    const data = this.#pending.length === 0 ? chunk : concat(this.#pending, chunk);
+    let start = 0;
+    let kept: Uint8Array[] | undefined;
+    let keptFrom = 0;
+    for (;;) {
+      const end = eventEnd(data, start);
+      if (end < 0) break;
+      if (this.#inspect(data.subarray(start, end))) {
+        // Cut this event out: forward what came before it.
+        kept ??= [];
+        if (start > keptFrom) kept.push(data.subarray(keptFrom, start));
+        keptFrom = end;
+      }
+      start = end;
+    }
+    const rest = data.subarray(start);
+    if (rest.length > MAX_EVENT_BYTES) {
+      this.#blind = true;
+      this.#pending = EMPTY;
+      return kept === undefined ? data : join([...kept, data.subarray(keptFrom)]);
+    }
+    // Keep the partial event (a copy when it lies in the worker's chunk, which may be reused).
+    this.#pending = rest.length === 0 ? EMPTY : rest.slice();
+    if (kept === undefined) return start === data.length ? data : data.subarray(0, start);
+    kept.push(data.subarray(keptFrom, start));
+    return join(kept);
+  }
+
+  end(): Uint8Array | undefined {
+    const rest = this.#pending;
+    this.#pending = EMPTY;
+    if (rest.length === 0) return undefined;
+    return this.#inspect(rest) ? undefined : rest;
+  }
+
+  /** Reads one event; `true` when it is the usage chunk to cut out. */
+  #inspect(event: Uint8Array): boolean {
+    if (!this.#seenOutput) {
+      const value = parseEvent(event);
+      if (carriesOutput(value)) {
+        this.#seenOutput = true;
+        this.#hooks.firstToken();
+      }
+      return this.#usageOf(value);
+    }
+    if (!hasUsage(event)) return false;
+    return this.#usageOf(parseEvent(event));
+  }
+
+  /** Records the usage an event carries; `true` when it is a usage-only chunk to cut out. */
+  #usageOf(value: unknown): boolean {
+    if (typeof value !== 'object' || value === null) return false;
+    const v = value as { usage?: unknown; choices?: unknown; response?: { usage?: unknown } };
+    const usage = readUsage(v.usage) ?? readUsage(v.response?.usage);
+    if (usage === undefined) return false;
+    this.usage = usage;
+    return this.#strip && Array.isArray(v.choices) && v.choices.length === 0;
+  }
+}
+
+/** A JSON answer: the first chunk is the first token; `usage` is read from its last bytes. */
+class JsonWatch implements AnswerWatch {
+  readonly #hooks: WatchHooks;
+  #started = false;
+  #tail: Uint8Array = EMPTY;
+  #usage: ReadUsage | undefined;
+  #ended = false;
+
+  constructor(hooks: WatchHooks) {
+    this.#hooks = hooks;
+  }
+
+  get usage(): ReadUsage | undefined {
+    return this.#usage;
+  }
+
+  take(chunk: Uint8Array): Uint8Array {
+    if (chunk.length === 0) return chunk;
+    if (!this.#started) {
+      this.#started = true;
+      this.#hooks.firstToken();
+    }
+    this.#tail = keepTail(this.#tail, chunk, JSON_TAIL_BYTES);
+    return chunk;
+  }
+
+  end(): undefined {
+    if (!this.#ended) {
+      this.#ended = true;
+      this.#usage = usageInTail(decoder.decode(this.#tail));
+      this.#tail = EMPTY;
+    }
+    return undefined;
+  }
+}
+
+/** Any other body: passed as is; its first bytes count as the first token. */
+class PlainWatch implements AnswerWatch {
+  readonly #hooks: WatchHooks;
+  #started = false;
+  readonly usage = undefined;
+
+  constructor(hooks: WatchHooks) {
+    this.#hooks = hooks;
+  }
+
+  take(chunk: Uint8Array): Uint8Array {
+    if (!this.#started && chunk.length > 0) {
+      this.#started = true;
+      this.#hooks.firstToken();
+    }
+    return chunk;
+  }
+
+  end(): undefined {
+    return undefined;
+  }
+}
+
+/**
+ * Where the event starting at `from` ends (just past its blank line: `\n\n`, `\r\n\r\n` or
+ * `\r\r`), or -1 when it has not ended yet. Cost: native byte searches, linear in the event.
+ */
+function eventEnd(data: Uint8Array, from: number): number {
+  let i = from;
+  for (;;) {
+    const lf = data.indexOf(LF, i);
+    const cr = data.indexOf(CR, i);
+    if (lf < 0 && cr < 0) return -1;
+    const at = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
+    // One line ending (\n, \r\n or \r), then another right after it: the blank line.
+    const next = data[at] === CR && data[at + 1] === LF ? at + 2 : at + 1;
+    if (next >= data.length) return -1;
+    if (data[next] === LF) return next + 1;
+    if (data[next] === CR) {
+      if (next + 1 >= data.length) return -1; // \r at the very end: maybe \r\n
+      return data[next + 1] === LF ? next + 2 : next + 1;
+    }
+    i = next;
+  }
+}
+
+/** The JSON of an event's `data:` lines (joined), or `undefined` when it has none or is not JSON. */
+function parseEvent(event: Uint8Array): unknown {
+  const text = decoder.decode(event);
+  let data: string | undefined;
+  let from = 0;
+  while (from < text.length) {
+    let to = text.indexOf('\n', from);
+    if (to < 0) to = text.length;
+    let line = text.slice(from, to);
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    if (line.startsWith('data:')) {
+      const value = line.charCodeAt(5) === 0x20 ? line.slice(6) : line.slice(5);
+      data = data === undefined ? value : `${data}\n${value}`;
+    }
+    from = to + 1;
+  }
+  if (data === undefined || data.length === 0 || (data[0] !== '{' && data[0] !== '['))
+    return undefined;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a parsed event carries generated output: a choice with text, content, reasoning, a
+ * refusal or a tool call (chat and completions chunks), or a Responses API `…delta` event.
+ */
+function carriesOutput(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as { choices?: unknown; type?: unknown; delta?: unknown };
+  if (Array.isArray(v.choices)) {
+    for (const choice of v.choices as unknown[]) {
+      if (typeof choice !== 'object' || choice === null) continue;
+      const c = choice as { text?: unknown; delta?: unknown; message?: unknown };
+      if (nonEmpty(c.text)) return true;
+      const delta = (c.delta ?? c.message) as Record<string, unknown> | null | undefined;
+      if (typeof delta !== 'object' || delta === null) continue;
+      if (
+        nonEmpty(delta.content) ||
+        nonEmpty(delta.reasoning_content) ||
+        nonEmpty(delta.reasoning) ||
+        nonEmpty(delta.refusal) ||
+        (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) ||
+        (typeof delta.function_call === 'object' && delta.function_call !== null)
+      )
+        return true;
+    }
+    return false;
+  }
+  return typeof v.type === 'string' && v.type.endsWith('.delta') && nonEmpty(v.delta);
+}
+
+function nonEmpty(value: unknown): boolean {
+  return (
+    (typeof value === 'string' && value.length > 0) || (Array.isArray(value) && value.length > 0)
+  );
+}
+
+/** Whether the bytes hold `usage"`: a search anchored on the rarer `u`, no decoding. */
+function hasUsage(event: Uint8Array): boolean {
+  const last = event.length - USAGE.length;
+  let i = event.indexOf(USAGE[0]!);
+  while (i >= 0 && i <= last) {
+    let k = 1;
+    while (k < USAGE.length && event[i + k] === USAGE[k]) k++;
+    if (k === USAGE.length) return true;
+    i = event.indexOf(USAGE[0]!, i + 1);
+  }
+  return false;
+}
+
+/** The `usage` object nearest the end of a JSON text, read with a bounded scan. */
+function usageInTail(text: string): ReadUsage | undefined {
+  const key = text.lastIndexOf('"usage"');
+  if (key < 0) return undefined;
+  const open = text.indexOf('{', key);
+  if (open < 0 || text.slice(key + 7, open).trim() !== ':') return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = open; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b) depth++;
+    else if (c === 0x7d && --depth === 0) {
+      try {
+        return readUsage(JSON.parse(text.slice(open, i + 1)));
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The last `max` bytes of `tail` followed by `chunk`. */
+function keepTail(tail: Uint8Array, chunk: Uint8Array, max: number): Uint8Array {
+  if (chunk.length >= max) return chunk.slice(chunk.length - max);
+  const keep = Math.min(tail.length, max - chunk.length);
+  const out = new Uint8Array(keep + chunk.length);
+  out.set(tail.subarray(tail.length - keep), 0);
+  out.set(chunk, keep);
+  return out;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
+
+function join(parts: readonly Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const part of parts) size += part.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}

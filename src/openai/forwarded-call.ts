@@ -1,0 +1,260 @@
+/**
+ * `ForwardedCall`: one OpenAI request carried to the workers through `Router.execute` — each
+ * attempt a `fetch` to one worker, the answer committed to the client only once a worker answered
+ * with a status that is not a failure, and streamed from then on.
+ *
+ * @module
+ * @internal
+ */
+import { AbortScope } from '../core/abort.js';
+import { FleetRouteError } from '../core/errors.js';
+import { log } from '../core/logger.js';
+import type { SelectRequest } from '../policies/policy.js';
+import type { AttemptContext } from '../router/retry-decision.js';
+import type { Worker } from '../workers/worker.js';
+import { type ReadUsage, watchAnswer } from './answer-watch.js';
+import { type HeaderPairs, relayedHeaders } from './forwarded-headers.js';
+import { errorAnswer, type FrontAnswer } from './front-answer.js';
+import type { ResolvedOpenAIHandlerOptions } from './openai-handler-options.js';
+import { UpstreamAnswer } from './upstream-answer.js';
+
+/** @internal What `send` returns for a failed attempt, relayed when every attempt failed. */
+interface FailedAttempt {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: Uint8Array;
+}
+
+/** @internal What `send` returns once a committed answer has ended. */
+interface RelayedAttempt {
+  readonly status: number;
+}
+
+/** @internal The body as the worker gets it. */
+export interface OutgoingBody {
+  /** The parsed body (for `rewriteBody`). */
+  readonly value: Readonly<Record<string, unknown>>;
+  /** Its bytes, as sent when nothing rewrites it. */
+  readonly bytes: Uint8Array;
+  /** The front asked for usage the client did not: cut the usage chunk out of the stream. */
+  readonly stripUsage: boolean;
+}
+
+const encoder = new TextEncoder();
+/** A `Retry-After` given to the client is at most this (s). */
+const MAX_RETRY_AFTER_S = 3_600;
+
+/**
+ * @internal One call. `run()` resolves with the answer for the client as soon as there is one: a
+ * committed stream (while its attempt goes on relaying it), the last failure response when every
+ * attempt failed, or an error answer. The client going away (`signal`), or cancelling the stream,
+ * aborts the attempt in flight.
+ */
+export class ForwardedCall {
+  readonly #o: ResolvedOpenAIHandlerOptions;
+  readonly #path: string;
+  readonly #select: SelectRequest;
+  readonly #body: OutgoingBody;
+  readonly #headers: HeaderPairs;
+  readonly #scope: AbortScope;
+  #committed: ((answer: FrontAnswer) => void) | undefined;
+
+  constructor(
+    options: ResolvedOpenAIHandlerOptions,
+    path: string,
+    select: SelectRequest,
+    body: OutgoingBody,
+    headers: HeaderPairs,
+    signal: AbortSignal | undefined,
+  ) {
+    this.#o = options;
+    this.#path = path;
+    this.#select = select;
+    this.#body = body;
+    this.#headers = headers;
+    this.#scope = new AbortScope(signal);
+  }
+
+  /** @returns the client's answer (never rejects). */
+  run(): Promise<FrontAnswer> {
+    return new Promise<FrontAnswer>((resolve) => {
+      this.#committed = resolve;
+      this.#o.router
+        .execute<FailedAttempt | RelayedAttempt>(
+          this.#select,
+          (worker, context) => this.#attempt(worker, context),
+          { signal: this.#scope.signal },
+        )
+        .then(
+          (last) => resolve(this.#relayFailure(last)),
+          (error: unknown) => resolve(this.#failure(error)),
+        )
+        .finally(() => this.#scope.dispose());
+    });
+  }
+
+  /** One attempt: a failure status is returned (bounded body) for `execute` to retry elsewhere. */
+  async #attempt(worker: Worker, context: AttemptContext): Promise<FailedAttempt | RelayedAttempt> {
+    const response = await this.#o.fetch(`${worker.baseUrl}${this.#path}`, {
+      method: 'POST',
+      headers: this.#headersFor(worker),
+      body: this.#bodyFor(worker, context.attempt),
+      signal: context.signal,
+    });
+    if (worker.circuitBreaker.config.failureStatuses.includes(response.status)) {
+      const body = await readCapped(response.body, this.#o.maxErrorBodyBytes);
+      return { status: response.status, headers: response.headers, body };
+    }
+    return this.#relay(worker, context, response);
+  }
+
+  /** Commits `response` to the client and resolves when it has been relayed to the end. */
+  #relay(worker: Worker, context: AttemptContext, response: Response): Promise<RelayedAttempt> {
+    const headers = relayedHeaders(response.headers);
+    if (this.#o.workerHeader !== undefined) headers[this.#o.workerHeader] = worker.url;
+    const commit = this.#committed!;
+    const status = response.status;
+    if (this.#scope.signal.aborted) {
+      response.body?.cancel().catch(() => {});
+      return Promise.reject(this.#scope.signal.reason);
+    }
+    if (response.body === null) {
+      context.firstToken();
+      commit({ status, headers, body: undefined });
+      return Promise.resolve({ status });
+    }
+    const contentType = response.headers.get('content-type');
+    const events = (contentType ?? '').toLowerCase().includes('text/event-stream');
+    return new Promise<RelayedAttempt>((resolve, reject) => {
+      const watch = watchAnswer(contentType, context, this.#body.stripUsage);
+      const answer = new UpstreamAnswer(response.body!, watch, events, {
+        finished: (usage) => {
+          if (usage !== undefined) reportUsage(context, usage);
+          resolve({ status });
+        },
+        broke: (error) => {
+          log(
+            this.#o.logger,
+            'warn',
+            'FLEETROUTE_ANSWER_BROKE',
+            `an answer from ${worker.url} broke off midway`,
+            {
+              url: worker.url,
+              error: error instanceof Error ? error.message : String(error),
+            },
+          );
+          // Not retried: the client has part of this answer already.
+          reject(
+            Object.assign(new Error("the worker's answer broke off midway", { cause: error }), {
+              retryable: false,
+            }),
+          );
+        },
+        cancelled: (reason) => {
+          this.#scope.abort(reason);
+          reject(reason);
+        },
+      });
+      commit({ status, headers, body: answer });
+    });
+  }
+
+  #headersFor(worker: Worker): Headers {
+    const headers = new Headers(this.#headers as [string, string][]);
+    const key =
+      worker.apiKey ??
+      (typeof this.#o.apiKey === 'function' ? this.#o.apiKey(worker) : this.#o.apiKey);
+    if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
+    return headers;
+  }
+
+  #bodyFor(worker: Worker, attempt: number): Uint8Array {
+    const rewrite = this.#o.rewriteBody;
+    if (rewrite === undefined) return this.#body.bytes;
+    const rewritten = rewrite(this.#body.value, { worker, path: this.#path, attempt });
+    if (rewritten === undefined) return this.#body.bytes;
+    if (typeof rewritten !== 'object' || rewritten === null)
+      throw new FleetRouteError(
+        'INVALID_ARGUMENT',
+        'createOpenAIHandler.rewriteBody must return an object or undefined',
+      );
+    return encoder.encode(JSON.stringify(rewritten));
+  }
+
+  /** Every attempt failed with a status: the last one, as the worker sent it. */
+  #relayFailure(last: FailedAttempt | RelayedAttempt): FrontAnswer {
+    if (!('body' in last)) return errorAnswer(502, 'the worker answered nothing', 'upstream_error');
+    return { status: last.status, headers: relayedHeaders(last.headers), body: last.body };
+  }
+
+  /** Why the call failed, as the client is told it. */
+  #failure(error: unknown): FrontAnswer {
+    if (this.#scope.signal.aborted)
+      return errorAnswer(499, 'the client closed the request', 'client_closed');
+    if (FleetRouteError.is(error, 'NO_WORKER')) {
+      const model = this.#select.model;
+      const unknown =
+        (error as { reason?: unknown }).reason === 'unknown_model' ||
+        (model !== undefined && this.#o.router.registry.getByModel(model).length === 0);
+      if (unknown)
+        return errorAnswer(
+          404,
+          `The model \`${clip(model ?? '')}\` does not exist.`,
+          'model_not_found',
+          undefined,
+          'model',
+        );
+      const retryAfter = String(Math.min(this.#o.retryAfterS, MAX_RETRY_AFTER_S));
+      return errorAnswer(
+        503,
+        `No worker is available for the model \`${clip(model ?? '')}\`; try again later.`,
+        'no_worker_available',
+        { 'retry-after': retryAfter },
+      );
+    }
+    if (FleetRouteError.is(error, 'CLOSED'))
+      return errorAnswer(503, 'The service is shutting down.', 'shutting_down');
+    const detail = error instanceof Error ? error.message : String(error);
+    return errorAnswer(502, `No worker could answer: ${clip(detail)}`, 'upstream_error');
+  }
+}
+
+/** Usage to the router (once per attempt; the context ignores junk). */
+function reportUsage(context: AttemptContext, usage: ReadUsage): void {
+  const report = (context as AttemptContext & { usage?: (usage: ReadUsage) => void }).usage;
+  report?.(usage);
+}
+
+/** At most `limit` bytes of a body; the rest is cancelled so the connection is freed. */
+async function readCapped(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<Uint8Array> {
+  if (body === null) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const out = new Uint8Array(Math.min(size, limit));
+  let at = 0;
+  for (const chunk of chunks) {
+    const n = Math.min(chunk.length, out.length - at);
+    out.set(chunk.subarray(0, n), at);
+    at += n;
+  }
+  return out;
+}
+
+/** A client-given string as a message shows it: at most 256 characters. */
+export function clip(text: string): string {
+  return text.length <= 256 ? text : `${text.slice(0, 256)}…`;
+}

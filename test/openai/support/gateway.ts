@@ -1,0 +1,136 @@
+/**
+ * A gateway under test: stand-in vLLM engines, a registry and a started `Router` over them, and
+ * the OpenAI front served by a real server — Node's `http`, Express, Fastify or Hono (on
+ * `@hono/node-server`) — on a free loopback port.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve as serveHono } from '@hono/node-server';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { Router, type RouterOptions, WorkerRegistry } from '../../../src/index.js';
+import {
+  createOpenAIHandler,
+  createOpenAINodeHandler,
+  type OpenAIHandlerOptions,
+  openAIExpress,
+  openAIFastify,
+} from '../../../src/openai/index.js';
+import {
+  type StandInEngine,
+  type StandInEngineOptions,
+  startStandInEngine,
+} from '../../support/vllm-engine.js';
+
+export type Framework = 'node' | 'express' | 'fastify' | 'hono';
+export const FRAMEWORKS: readonly Framework[] = ['node', 'express', 'fastify', 'hono'];
+
+export interface Gateway {
+  /** `http://127.0.0.1:<port>` of the gateway. */
+  readonly url: string;
+  readonly engines: StandInEngine[];
+  readonly registry: WorkerRegistry;
+  readonly router: Router;
+  close(): Promise<void>;
+}
+
+export interface GatewayOptions {
+  readonly framework?: Framework;
+  readonly engines?: number;
+  readonly engine?: StandInEngineOptions;
+  readonly handler?: Omit<OpenAIHandlerOptions, 'router'>;
+  readonly router?: Partial<Omit<RouterOptions, 'registry' | 'transport'>>;
+}
+
+/** Engines all ready (no health loop), a router in front, the front on a real server. */
+export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
+  const engines: StandInEngine[] = [];
+  for (let i = 0; i < (options.engines ?? 2); i++)
+    engines.push(await startStandInEngine(options.engine));
+  const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+  for (const engine of engines)
+    await registry.register({ url: engine.url, models: [engine.model], runtime: 'vllm' });
+  const router = new Router({
+    registry,
+    transport: { probe: async () => true },
+    health: false,
+    loadPolling: false,
+    retry: { initialBackoffMs: 1, maxBackoffMs: 5 },
+    ...options.router,
+  });
+  const handlerOptions: OpenAIHandlerOptions = { router, ...options.handler };
+  const served = await serveWith(options.framework ?? 'node', handlerOptions);
+  return {
+    url: served.url,
+    engines,
+    registry,
+    router,
+    async close() {
+      await served.close();
+      await router.close();
+      registry.close();
+      await Promise.all(engines.map((engine) => engine.stop()));
+    },
+  };
+}
+
+interface Served {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+async function serveWith(framework: Framework, options: OpenAIHandlerOptions): Promise<Served> {
+  switch (framework) {
+    case 'node':
+      return listen(createServer(createOpenAINodeHandler(options)));
+    case 'express': {
+      const app = express();
+      app.get('/other', (_req, res) => void res.send('other'));
+      app.use(openAIExpress(options));
+      return listen(createServer(app));
+    }
+    case 'fastify': {
+      const app = Fastify();
+      app.get('/other', async () => 'other');
+      await app.register(openAIFastify, options);
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (app.server.address() as AddressInfo).port;
+      return {
+        url: `http://127.0.0.1:${port}`,
+        close: async () => {
+          app.server.closeAllConnections();
+          await app.close();
+        },
+      };
+    }
+    case 'hono': {
+      const app = new Hono();
+      app.get('/other', (c) => c.text('other'));
+      app.mount('/', createOpenAIHandler(options));
+      const server = await new Promise<Server>((resolve) => {
+        const s = serveHono({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () =>
+          resolve(s as Server),
+        );
+      });
+      return listening(server);
+    }
+  }
+}
+
+async function listen(server: Server): Promise<Served> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return listening(server);
+}
+
+function listening(server: Server): Served {
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
