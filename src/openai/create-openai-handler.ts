@@ -68,14 +68,25 @@ export function toResponse(answer: FrontAnswer): Response {
 
 /** A stream that reads the source only when its reader asks (no queue of its own). */
 function pulled(source: AnswerSource): ReadableStream<Uint8Array> {
+  let broken: unknown;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        if (broken !== undefined) {
+          // A turn of the timers first: servers write a chunk on a later tick, and an error now
+          // would cut the farewell off.
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          return controller.error(broken);
+        }
         let chunk: Uint8Array | undefined;
         try {
           chunk = await source.read();
         } catch (error) {
-          controller.error(error);
+          // A last error event first (errors the stream on the next pull), else at once.
+          const farewell = (error as { farewell?: Uint8Array }).farewell;
+          if (farewell === undefined) return controller.error(error);
+          broken = error;
+          controller.enqueue(farewell);
           return;
         }
         if (chunk === undefined) controller.close();

@@ -161,6 +161,7 @@ export class ForwardedCall {
 
   #headersFor(worker: Worker): Headers {
     const headers = new Headers(this.#headers as [string, string][]);
+    headers.set('content-type', 'application/json');
     const key =
       worker.apiKey ??
       (typeof this.#o.apiKey === 'function' ? this.#o.apiKey(worker) : this.#o.apiKey);

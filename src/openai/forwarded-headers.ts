@@ -45,20 +45,18 @@ export type HeaderPairs = readonly (readonly [string, string])[];
 /**
  * @internal The client's headers a worker gets: every one but hop-by-hop and kept-back headers
  * (`'all'`), or only those listed — never hop-by-hop ones, never more than 128, none over 16 KiB.
- * `Content-Type` is set to JSON when the client sent none.
+ * `Content-Type` is never taken from the client: the body sent is JSON (the front parsed it).
  */
 export function forwardedHeaders(
   headers: Headers | Readonly<Record<string, string | readonly string[] | undefined>>,
   allowed: 'all' | ReadonlySet<string>,
 ): HeaderPairs {
   const out: [string, string][] = [];
-  let contentType = false;
   const add = (rawName: string, value: string): void => {
     const name = rawName.toLowerCase();
     if (out.length >= MAX_HEADERS || name.length > MAX_NAME || value.length > MAX_VALUE) return;
-    if (HOP_BY_HOP.has(name)) return;
+    if (HOP_BY_HOP.has(name) || name === 'content-type') return;
     if (allowed === 'all' ? KEPT_BACK.has(name) : !allowed.has(name)) return;
-    if (name === 'content-type') contentType = true;
     out.push([name, value]);
   };
   const perConnection = connectionTokens(headers);
@@ -74,7 +72,6 @@ export function forwardedHeaders(
       else if (Array.isArray(value)) for (const v of value) if (typeof v === 'string') add(name, v);
     }
   }
-  if (!contentType) out.push(['content-type', 'application/json']);
   return out;
 }
 

@@ -12,6 +12,7 @@ export interface AnswerSource {
   /**
    * The next chunk, or `undefined` at the end. Rejects when the answer broke midway: the client
    * must then see a truncated answer (a reset connection, an errored stream), never a clean end.
+   * The rejection's `farewell` (when it has bytes) is written first: a last error event.
    */
   read(): Promise<Uint8Array | undefined>;
   /** The client went away or stopped reading: stops the call to the worker. Idempotent. */

@@ -42,7 +42,7 @@ export interface NodeResponseLike {
   readonly writableFinished: boolean;
   readonly destroyed: boolean;
   writeHead(status: number, headers: Record<string, string>): unknown;
-  write(chunk: Uint8Array): boolean;
+  write(chunk: Uint8Array, callback?: (error?: Error | null) => void): boolean;
   end(chunk?: Uint8Array): unknown;
   destroy(error?: Error): unknown;
   once(event: 'close', listener: () => void): unknown;
@@ -147,8 +147,12 @@ async function write(
     try {
       chunk = await body.read();
     } catch (error) {
-      // The worker's answer broke: cut the connection, so the client never sees a clean end.
-      response.destroy(error instanceof Error ? error : new Error(String(error)));
+      // The worker's answer broke: a last error event, then the connection cut (once that event
+      // has left), so the client never sees a clean end.
+      const cause = error instanceof Error ? error : new Error(String(error));
+      const farewell = (error as { farewell?: Uint8Array }).farewell;
+      if (farewell === undefined || response.destroyed) response.destroy(cause);
+      else response.write(farewell, () => response.destroy(cause));
       return;
     }
     if (chunk === undefined) {

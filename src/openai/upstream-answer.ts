@@ -26,6 +26,20 @@ const BROKEN_EVENT = encoder.encode(
   })}\n\n`,
 );
 
+/**
+ * @internal The error a read rejects with when the worker's answer broke: `farewell` is a last
+ * chunk to write before cutting the connection (an error event, for server-sent events).
+ */
+export class BrokenAnswerError extends Error {
+  readonly farewell: Uint8Array | undefined;
+
+  constructor(cause: unknown, farewell: Uint8Array | undefined) {
+    super("the worker's answer broke off midway", { cause });
+    this.name = 'BrokenAnswerError';
+    this.farewell = farewell;
+  }
+}
+
 /** @internal How the answer ended, told to the call that carries it. */
 export interface AnswerEnd {
   /** The answer ended: `usage` as read from it. */
@@ -48,7 +62,7 @@ export class UpstreamAnswer implements AnswerSource {
   readonly #end: AnswerEnd;
   readonly #events: boolean;
   #state: 'open' | 'broken' | 'done' = 'open';
-  #error: unknown;
+  #error: BrokenAnswerError | undefined;
 
   constructor(
     body: ReadableStream<Uint8Array>,
@@ -92,12 +106,14 @@ export class UpstreamAnswer implements AnswerSource {
     this.#end.cancelled(reason);
   }
 
-  /** The worker's stream failed: the last event (for events), then every read rejects. */
-  #break(error: unknown): Uint8Array {
+  /**
+   * The worker's stream failed: this read and every later one reject, the first with a farewell
+   * error event (for server-sent events) to write before the connection is cut.
+   */
+  #break(error: unknown): never {
     this.#state = 'broken';
-    this.#error = new Error("the worker's answer broke off midway", { cause: error });
+    this.#error = new BrokenAnswerError(error, undefined);
     this.#end.broke(error);
-    if (this.#events) return BROKEN_EVENT;
-    throw this.#error;
+    throw this.#events ? new BrokenAnswerError(error, BROKEN_EVENT) : this.#error;
   }
 }

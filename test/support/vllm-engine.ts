@@ -37,6 +37,8 @@ export interface StandInEngineOptions {
   readonly chunkDelayMs?: number;
   /** The text of output chunk `i`. @defaultValue `tok${i} ` */
   readonly chunkText?: (i: number) => string;
+  /** Awaited before the first output chunk of each streamed answer (after the role chunk). */
+  readonly beforeOutput?: () => Promise<void>;
 }
 
 /** One request the engine received. */
@@ -61,6 +63,8 @@ export interface StandInEngine {
   readonly inFlight: number;
   /** Completion answers that ended because the client went away before the end. */
   readonly abandoned: number;
+  /** Output chunks written so far, over every answer. */
+  readonly sent: number;
   /** `process_start_time_seconds` as `/metrics` reports it (changes on restart). */
   readonly startedAt: number;
   /** Sets what the engine does from now on. */
@@ -87,6 +91,7 @@ export async function startStandInEngine(
   let startedAt = 0;
   let inFlight = 0;
   let abandoned = 0;
+  let sent = 0;
   const sockets = new Set<Socket>();
   const requests: EngineRequest[] = [];
   const all: EngineRequest[] = [];
@@ -207,6 +212,7 @@ export async function startStandInEngine(
       if (i < n) {
         const more = res.write(event([piece(i)]));
         i++;
+        sent++;
         if (!more) return void res.once('drain', schedule);
         schedule();
         return;
@@ -222,7 +228,11 @@ export async function startStandInEngine(
       if (delay > 0) setTimeout(next, delay);
       else setImmediate(next);
     };
-    setTimeout(next, options.firstChunkDelayMs ?? 0);
+    const before = options.beforeOutput;
+    setTimeout(() => {
+      if (before === undefined) next();
+      else void before().then(next);
+    }, options.firstChunkDelayMs ?? 0);
   };
 
   const listen = async (): Promise<void> => {
@@ -255,6 +265,9 @@ export async function startStandInEngine(
     },
     get abandoned() {
       return abandoned;
+    },
+    get sent() {
+      return sent;
     },
     get startedAt() {
       return startedAt;
