@@ -32,6 +32,7 @@ const SUBPATHS = [
   'fleetroute/prometheus',
   'fleetroute/opentelemetry',
   'fleetroute/redis',
+  'fleetroute/openai',
 ];
 
 /** Runs a command; throws with its output when it fails. */
@@ -129,6 +130,16 @@ const PROGRAM = `
     groupIdx: undefined, specKind: undefined, extraKeys: false }]);
   if (stored.hashes[0] !== fleetroute.blockHashes([1, 2, 3, 4], { pageSize: 4 })[0])
     throw new Error('fleetroute/kv-events: translated keys differ from blockHashes');
+  // The OpenAI front needs no peer: its fetch handler answers the model list with no network.
+  for (const name of ['createOpenAIHandler', 'createOpenAINodeHandler', 'openAIExpress', 'openAIFastify', 'openAIRequest'])
+    if (typeof openai[name] !== 'function') throw new Error('fleetroute/openai: no ' + name);
+  const frontRouter = new fleetroute.Router({ registry, transport: { probe: async () => true }, health: false });
+  const handler = openai.createOpenAIHandler({ router: frontRouter });
+  const listed = await (await handler(new Request('http://gateway/v1/models'))).json();
+  await frontRouter.close();
+  if (listed.object !== 'list' || listed.data[0]?.id !== 'm') throw new Error('fleetroute/openai: wrong model list ' + JSON.stringify(listed));
+  const routed = openai.openAIRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+  if (routed.model !== 'm' || typeof routed.text !== 'string') throw new Error('fleetroute/openai: openAIRequest read nothing');
   registry.close();
   console.log('routed to ' + first.url);
 `;
@@ -140,6 +151,7 @@ import * as kv from 'fleetroute/kv-events';
 import * as prom from 'fleetroute/prometheus';
 import * as otel from 'fleetroute/opentelemetry';
 import * as redis from 'fleetroute/redis';
+import * as openai from 'fleetroute/openai';
 ${PROGRAM}`;
 
 const CJS_PROGRAM = `'use strict';
@@ -150,6 +162,7 @@ const kv = require('fleetroute/kv-events');
 const prom = require('fleetroute/prometheus');
 const otel = require('fleetroute/opentelemetry');
 const redis = require('fleetroute/redis');
+const openai = require('fleetroute/openai');
 const pkg = require('fleetroute/package.json');
 if (pkg.name !== 'fleetroute') throw new Error('fleetroute/package.json: wrong name');
 async function main() {${PROGRAM}}
@@ -186,6 +199,13 @@ import {
 import type { OpenTelemetryOptions, RouterTracing, TracedAttemptContext } from 'fleetroute/opentelemetry';
 import type { PrometheusMetrics, PrometheusMetricsOptions, PrometheusRegistry } from 'fleetroute/prometheus';
 import { type RedisClientLike, RedisSharedStore, type RedisSharedStoreOptions } from 'fleetroute/redis';
+import {
+  createOpenAIHandler,
+  type OpenAIHandler,
+  type OpenAIHandlerOptions,
+  type OpenAIRequestOptions,
+  openAIRequest,
+} from 'fleetroute/openai';
 
 export async function route(request: SelectRequest): Promise<Worker | undefined> {
   const registry: WorkerRegistry = await WorkerRegistry.create({ defaultStatus: 'ready' });
@@ -222,6 +242,12 @@ export async function share(registry: WorkerRegistry, client: RedisClientLike): 
   await router.close();
   await (store as RedisSharedStore).close();
   return shared.stats();
+}
+
+export function front(router: Router, request: OpenAIRequestOptions): OpenAIHandler {
+  const options: OpenAIHandlerOptions = { router, request, streamUsage: true };
+  void openAIRequest({ model: 'm', prompt: 'x' }, {}, request).model;
+  return createOpenAIHandler(options);
 }
 
 export async function follow(registry: WorkerRegistry): Promise<KvEventSubscriberStats[]> {

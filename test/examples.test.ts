@@ -80,8 +80,19 @@ describe('examples', () => {
     expect(out).toContain('traceparent reached the worker');
     expect(out).toContain('12/12 requests succeeded');
     expect(out).toContain('loads after the run: 0, 0, 0');
-    expect(out).toMatch(/^\/metrics: fleetroute_worker_circuit_state\{worker="[^"]+"\} 1$/m);
+    expect(out).toMatch(/^\/metrics: fleetroute_worker_circuit_state\{worker="[^"]+"\} [01]$/m);
+    expect(out).toMatch(/^\/metrics: fleetroute_retries_total\{cause="error"\} [1-9]/m);
   });
+
+  it.each(['openai-fastify.ts', 'openai-express.ts', 'openai-hono.ts'])(
+    '%s: a streamed chat answer through the framework',
+    async (name) => {
+      const out = await example(name);
+      expect(out).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+$/m);
+      expect(out).toContain('streamed: "Hello from gpu-0"');
+      expect(out).toContain('models: meta-llama/Llama-3.1-8B-Instruct');
+    },
+  );
 
   it('retry-policy.ts: only idempotent requests retried, never a 429, waits capped, each retry logged', async () => {
     const out = await example('retry-policy.ts');

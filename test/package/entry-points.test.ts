@@ -70,6 +70,10 @@ describe('entry points', () => {
       'zeromq',
       '@msgpack/msgpack',
       '@opentelemetry/api',
+      'fastify',
+      'express',
+      'hono',
+      '@hono/node-server',
     ]) {
       expect(pkg.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
       expect(pkg.dependencies[peer], peer).toBeUndefined();

@@ -1,7 +1,7 @@
 /**
- * `examples/http-proxy.ts` against real local workers: what it forwards (client headers, the
- * worker API key, a JSON content type), what it drops (hop-by-hop headers), and that a failed
- * attempt's body is cut short instead of being left open while the request moves on.
+ * The front against real local workers: what it forwards (client headers, the worker API key, a
+ * JSON content type), what it keeps back (hop-by-hop headers, the client's credentials), and that
+ * a failed attempt's body is cut short instead of being left open while the request moves on.
  */
 import {
   createServer,
@@ -11,12 +11,9 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Registry as PromRegistry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProxy, type ProxyOptions } from '../../examples/http-proxy.js';
 import { Router, WorkerRegistry } from '../../src/index.js';
-import { createPrometheusMetrics } from '../../src/prometheus/index.js';
-import { parsePrometheusText } from '../../src/transport/http/prometheus-text.js';
+import { createOpenAINodeHandler, type OpenAIHandlerOptions } from '../../src/openai/index.js';
 
 interface TestWorker {
   readonly url: string;
@@ -63,7 +60,7 @@ function writeSlowly(res: ServerResponse, chunks: number, size: number): void {
   next();
 }
 
-describe('examples/http-proxy.ts', () => {
+describe('forwarding to workers', () => {
   const servers: Server[] = [];
   const routers: Router[] = [];
   let registry: WorkerRegistry;
@@ -76,7 +73,10 @@ describe('examples/http-proxy.ts', () => {
   });
 
   /** The proxy over `workers` (in that order: passthrough tries the first one first). */
-  async function proxyOver(workers: TestWorker[], options: ProxyOptions = {}) {
+  async function proxyOver(
+    workers: TestWorker[],
+    options: Omit<OpenAIHandlerOptions, 'router'> = {},
+  ) {
     registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
     for (const w of workers) {
       await registry.register({ url: w.url, models: ['m'] });
@@ -92,7 +92,7 @@ describe('examples/http-proxy.ts', () => {
     });
     routers.push(router);
     router.start();
-    const proxy = createProxy(router, registry, options);
+    const proxy = createServer(createOpenAINodeHandler({ router, ...options }));
     servers.push(proxy);
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
@@ -100,7 +100,7 @@ describe('examples/http-proxy.ts', () => {
 
   it('forwards the client’s headers with the worker key and a JSON content type, dropping hop-by-hop ones', async () => {
     const healthy = await worker('healthy');
-    const base = await proxyOver([healthy], { workerApiKey: 'worker-secret' });
+    const base = await proxyOver([healthy], { apiKey: 'worker-secret' });
 
     // node:http, since fetch refuses to send a Connection header of its own.
     const response = await postRaw(`${base}/v1/completions`, {
@@ -160,16 +160,23 @@ describe('examples/http-proxy.ts', () => {
     expect(target.prefilling).toBe(0);
   });
 
-  it('without a worker key, the client’s authorization reaches the worker', async () => {
+  it('the client’s credentials never reach a worker, unless forwardHeaders lists them', async () => {
     const healthy = await worker('healthy');
-    const base = await proxyOver([healthy]);
-    const response = await fetch(`${base}/v1/completions`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer client-secret', 'content-type': 'application/json' },
-      body: '{"model":"m","prompt":"x"}',
-    });
-    await response.arrayBuffer();
-    expect(healthy.seen[0]!.authorization).toBe('Bearer client-secret');
+    const send = async (base: string) => {
+      const response = await fetch(`${base}/v1/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer client-secret', cookie: 'session=1', 'x-other': 'o' },
+        body: '{"model":"m","prompt":"x"}',
+      });
+      await response.arrayBuffer();
+    };
+    await send(await proxyOver([healthy]));
+    expect(healthy.seen[0]!.authorization).toBeUndefined();
+    expect(healthy.seen[0]!.cookie).toBeUndefined();
+    expect(healthy.seen[0]!['x-other']).toBe('o');
+    await send(await proxyOver([healthy], { forwardHeaders: ['Authorization'] }));
+    expect(healthy.seen[1]!.authorization).toBe('Bearer client-secret');
+    expect(healthy.seen[1]!['x-other']).toBeUndefined();
   });
 
   it('a failed attempt’s large body is cut short while the request is retried elsewhere', async () => {
@@ -186,40 +193,6 @@ describe('examples/http-proxy.ts', () => {
     expect(await response.json()).toEqual({ served_by: 'healthy' });
     await until(() => failing.cut === 1);
     expect(failing.seen).toHaveLength(1);
-  });
-
-  it('serves the router’s Prometheus metrics on /metrics: fleetroute_ series, counted', async () => {
-    const failing = await worker('failing');
-    const healthy = await worker('healthy');
-    const metricsRegistry = new PromRegistry();
-    const base = await proxyOver([failing, healthy], { metrics: metricsRegistry });
-    const metrics = await createPrometheusMetrics({
-      router: routers.at(-1)!,
-      workers: registry,
-      registry: metricsRegistry,
-    });
-    const response = await fetch(`${base}/v1/completions`, {
-      method: 'POST',
-      body: JSON.stringify({ model: 'm', prompt: 'hello' }),
-    });
-    expect(response.status).toBe(200);
-    await response.arrayBuffer();
-
-    const scrape = await fetch(`${base}/metrics`);
-    expect(scrape.status).toBe(200);
-    expect(scrape.headers.get('content-type')).toMatch(/^text\/plain/);
-    const { samples } = parsePrometheusText(await scrape.text());
-    const [first, second] = registry.getAll();
-    const value = (name: string, labels: Record<string, string>) =>
-      samples.find(
-        (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
-      )?.value;
-    expect(samples.filter((s) => s.name.startsWith('fleetroute_')).length).toBeGreaterThan(20);
-    expect(value('fleetroute_attempts_total', { worker: first!.url, outcome: 'status' })).toBe(1);
-    expect(value('fleetroute_attempts_total', { worker: second!.url, outcome: 'success' })).toBe(1);
-    expect(value('fleetroute_retries_total', { cause: 'status' })).toBe(1);
-    expect(value('fleetroute_worker_up', { worker: first!.url })).toBe(1);
-    metrics.close();
   });
 
   it('when every attempt fails, relays the last status and at most 64 KiB of its body', async () => {
