@@ -26,6 +26,7 @@ const DOCS = [
   'docs/kv-events.md',
   'docs/observability.md',
   'docs/redis.md',
+  'docs/openai.md',
 ];
 
 interface Snippet {
@@ -70,6 +71,7 @@ const OPTIONS: ts.CompilerOptions = {
     'fleetroute/opentelemetry': ['src/opentelemetry/index.ts'],
     'fleetroute/prometheus': ['src/prometheus/index.ts'],
     'fleetroute/redis': ['src/redis/index.ts'],
+    'fleetroute/openai': ['src/openai/index.ts'],
   },
 };
 
