@@ -79,8 +79,9 @@ function table(
 /**
  * @internal The Prometheus client's process collector series read for `LoadReport.startedAt`:
  * when the process serving `/metrics` started, in seconds since the epoch. vLLM's OpenAI server
- * serves it (its default registry carries the process collector); SGLang's `/metrics` does not
- * (its registry holds only the multiprocess collector), nor does TensorRT-LLM's JSON.
+ * serves it when it runs one API server process (its default registry carries the process
+ * collector); with several, and in SGLang, `/metrics` serves a registry holding only the
+ * multiprocess collector, without it. TensorRT-LLM's JSON has none.
  */
 export const START_TIME_METRIC = 'process_start_time_seconds';
 
