@@ -1,63 +1,62 @@
 /**
- * Quickstart: register a few in-process workers, route a handful of requests, and print the
- * decisions and the events the registry emitted.
+ * Quickstart: the README's Router, runnable anywhere. It starts two tiny stand-in workers on
+ * 127.0.0.1 (answering `/health`, `/v1/models` and `/v1/completions` as vLLM does), puts a Router
+ * with the HTTP transport and `cache_aware` in front of them, and sends three prompts that share a
+ * system prompt: the same worker answers all three.
  *
  * Run: `npx tsx examples/quickstart.ts`.
  */
-import { FleetRouteError, type WorkerEvent, WorkerRegistry } from 'fleetroute';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Router, WorkerRegistry } from 'fleetroute';
+import { httpTransport } from 'fleetroute/http';
 
-const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+const MODEL = 'llama-3.1-8b';
+const workers = [await startWorker('gpu-a'), await startWorker('gpu-b')];
 
-const seen: WorkerEvent[] = [];
-registry.on('event', (event) => seen.push(event));
+const registry = await WorkerRegistry.create();
+for (const { url } of workers) await registry.register({ url }); // models: from /v1/models
+const router = new Router({ registry, transport: httpTransport(), policy: 'cache_aware' });
+await router.ready({ minWorkers: 2, signal: AbortSignal.timeout(60_000) }); // about 0.5 s
 
-// Three workers for one model, one wildcard worker that serves any model.
-for (const port of [8001, 8002, 8003]) {
-  await registry.register({ url: `127.0.0.1:${port}`, models: ['llama-3.1-8b'], runtime: 'vllm' });
-}
-await registry.register({ url: 'http://127.0.0.1:9000', runtime: 'sglang' });
-
-// Bad input is rejected with a typed error and leaves the registry unchanged.
-try {
-  await registry.register({ url: 'ftp://127.0.0.1:21' });
-} catch (error) {
-  if (error instanceof FleetRouteError) console.log(`rejected: ${error.code} (${error.message})`);
-}
-
-// Route by session: the same key always lands on the same worker (prefix-cache affinity).
-const ring = registry.getHashRing('llama-3.1-8b');
-const sessions = ['alice', 'bob', 'carol', 'alice', 'bob', 'dave'];
-console.log('\nrouting llama-3.1-8b by session key:');
-for (const session of sessions) {
-  const url = ring.find(
-    session,
-    (candidate) => registry.getByUrl(candidate)?.isAvailable() ?? false,
+// The same system prompt, different questions: cache_aware keeps them on one worker's cache.
+const system =
+  'You are a SQL assistant. Schema: orders(id, total, placed_at), customers(id, name).';
+for (const question of ['Total revenue?', 'Revenue by month?', 'Top customers?']) {
+  const prompt = `${system} Question: ${question}`;
+  const response = await router.execute({ model: MODEL, text: prompt }, (worker, { signal }) =>
+    fetch(`${worker.baseUrl}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, prompt }),
+      signal,
+    }),
   );
-  const worker = url === undefined ? undefined : registry.getByUrl(url);
-  const lease = worker?.acquire();
-  console.log(`  ${session.padEnd(6)} → ${url ?? 'no worker'} (in flight: ${worker?.load ?? 0})`);
-  lease?.release({ ok: true, status: 200 });
+  const answer = (await response.json()) as { choices: { text: string }[] };
+  console.log(`${question.padEnd(18)} → ${answer.choices[0]?.text}`);
 }
 
-// A worker goes unhealthy: its keys fail over clockwise, everyone else's stay put.
-const victim = ring.find('alice')!;
-await registry.transitionStatus(registry.getIdByUrl(victim)!, 'not_ready');
-const failover = ring.find(
-  'alice',
-  (candidate) => registry.getByUrl(candidate)?.isAvailable() ?? false,
-);
-console.log(`\n${victim} is not ready: alice → ${failover}`);
-
-// A model nobody names explicitly is served by the wildcard worker.
-console.log(
-  '\nworkers for an unknown model:',
-  registry.getByModel('mistral-7b').map((w) => w.url),
-);
-console.log('models:', registry.getModels(), '· workers:', registry.size);
-
-console.log('\nevents seen:');
-for (const event of seen) {
-  const detail = event.type === 'statusChanged' ? ` ${event.from} → ${event.to}` : '';
-  console.log(`  #${event.seq} ${event.type} ${event.workerId}${detail}`);
+await router.close();
+for (const { server } of workers) {
+  server.closeAllConnections();
+  server.close();
 }
-registry.close();
+
+/** A stand-in worker named `name`: healthy, serving MODEL, answering who it is. */
+async function startWorker(name: string): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    req.resume(); // the body is not read
+    res.setHeader('content-type', 'application/json');
+    if (req.url === '/health') return void res.end('{}');
+    if (req.url === '/v1/models')
+      return void res.end(JSON.stringify({ object: 'list', data: [{ id: MODEL }] }));
+    if (req.method === 'POST' && req.url === '/v1/completions')
+      return void res.end(
+        JSON.stringify({ model: MODEL, choices: [{ text: `${name} answered` }] }),
+      );
+    res.statusCode = 404;
+    res.end('{}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}

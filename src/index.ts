@@ -97,6 +97,7 @@ export type {
   RouterEventMap,
   RouterObservation,
   RouterObservationType,
+  WorkerRestartedEvent,
   WorkerStatusEvent,
 } from './router/observations.js';
 export type { ReadyOptions } from './router/readiness.js';

@@ -23,8 +23,11 @@ async function example(name: string): Promise<string> {
 }
 
 describe('examples', () => {
-  it('quickstart.ts (npm start)', async () => {
-    expect(await example('quickstart.ts')).not.toBe('');
+  it('quickstart.ts: a Router over two local stand-in workers keeps a shared system prompt on one, and exits 0', async () => {
+    const out = await example('quickstart.ts'); // rejects on a non-zero exit
+    const answered = [...out.matchAll(/^.+ → (gpu-[ab]) answered$/gm)].map((m) => m[1]);
+    expect(answered).toHaveLength(3);
+    expect(new Set(answered).size).toBe(1);
   });
 
   it('simulator.ts: a custom workload compared across three policies', async () => {

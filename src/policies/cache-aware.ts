@@ -239,7 +239,8 @@ const MAX_PENDING = 65_536;
  *
  * Trees are kept per `request.model`, all of them together within `maxTotalSize` (trees of models
  * no candidate lists explicitly go first; an emptied tree is dropped). A worker leaving
- * (`removeWorker(url)`) is removed from every tree and block index. An `unref`'d timer evicts
+ * (`removeWorker(url)`) is removed from every tree and block index, and so is a worker whose engine
+restarted (`workerRestarted(url)`), which stays a candidate. An `unref`'d timer evicts
  * every tree to `maxTreeSize` per worker every `evictionIntervalMs`, and a worker that reaches
  * twice the budget between two runs is evicted at once; `close()` stops the timer.
  *
@@ -460,6 +461,18 @@ export class CacheAwarePolicy implements Policy {
     if (typeof url !== 'string') return;
     this.#caches.removeTenant(url);
     this.#loads.remove(url);
+  }
+
+  /**
+   * The engine behind `url` restarted, so its prefix cache is empty: removes the worker from
+   * every tree and block index, as {@link CacheAwarePolicy.removeWorker} does, and drops the
+   * event-mode placements of misses on it whose events were still due. The worker stays a
+   * candidate, and its load report is kept. O(models + its entries + pending placements).
+   */
+  workerRestarted(url: string): void {
+    if (typeof url !== 'string') return;
+    this.#caches.removeTenant(url);
+    for (const [key, placed] of this.#pending) if (placed.url === url) this.#pending.delete(key);
   }
 
   /**

@@ -83,6 +83,15 @@ export interface Policy {
   updateLoads?(reports: ReadonlyMap<string, LoadReport>): void;
   /** Forgets everything held for one worker. */
   removeWorker?(url: string): void;
+  /**
+   * The engine behind this worker restarted: forget what you believed its cache held. The
+   * worker stays a candidate; what the policy keeps that does not model the engine's cache
+   * (loads, sessions, ring positions) stays too. A `Router` calls it on every policy when its
+   * health loop sees a ready worker fail and come back, or when a load report's `startedAt`
+   * changes (see the `workerRestarted` observation event). Policies that model no cache leave it
+   * out.
+   */
+  workerRestarted?(url: string): void;
   /** Forgets all per-worker and per-key state. */
   reset?(): void;
   /** Releases resources; the policy may not be used afterwards. */

@@ -23,6 +23,11 @@ interface Probed {
   /** +1 on every replace: an answer for an older generation is discarded. */
   generation: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Whether this loop took the worker out of `ready` on failed probes and has not seen it ready
+   * since (see {@link HealthLoop.cameBack}). Kept across a replace: the engine failed either way.
+   */
+  down: boolean;
   /** The probe in flight, aborted when probing stops or the worker is replaced. */
   scope: AbortScope | undefined;
   stopped: boolean;
@@ -88,6 +93,7 @@ export class HealthLoop {
         failures: 0,
         generation: 0,
         timer: undefined,
+        down: false,
         scope: undefined,
         stopped: false,
       };
@@ -120,6 +126,18 @@ export class HealthLoop {
   statusChanged(worker: Worker): void {
     const probed = this.#workers.get(worker.id);
     if (probed !== undefined && TERMINAL.has(worker.status)) this.#stop(probed);
+  }
+
+  /**
+   * Asked when a worker goes from `not_ready` to `ready` (whoever set it): whether this loop had
+   * taken it out of `ready` on failed probes — the engine failed and is back, so it may have
+   * restarted with an empty cache. Clears the mark, so one comeback answers `true` once. O(1).
+   */
+  cameBack(id: string): boolean {
+    const probed = this.#workers.get(id);
+    if (probed === undefined || !probed.down) return false;
+    probed.down = false;
+    return true;
   }
 
   /** Stops every timer and aborts every probe. Probes that ignore the abort are abandoned. */
@@ -182,6 +200,8 @@ export class HealthLoop {
     const worker = this.#registry.get(probed.id);
     if (worker === undefined || worker.revision !== revision) return; // an answer about the past
     const from = worker.status;
+    // Made ready by someone else since this loop took it down: that comeback has passed.
+    if (from === 'ready') probed.down = false;
     const to = this.#decide(probed, healthy, from);
     if (to !== undefined) void this.#commit(probed, from, to, revision); // never rejects
     this.#schedule(probed, this.#nextDelay(probed, healthy, from, to));
@@ -237,12 +257,18 @@ export class HealthLoop {
     to: WorkerStatus,
     revision: number,
   ): Promise<void> {
+    // Marked before the change, whose `statusChanged` event is emitted before the call returns.
+    const down = from === 'ready' && to === 'not_ready';
+    if (down) probed.down = true;
     try {
       const changed = await this.#registry.transitionStatus(probed.id, to, {
         expectedRevision: revision,
         expectedStatus: from,
       });
-      if (changed === undefined) return; // a status set meanwhile wins
+      if (changed === undefined) {
+        if (down) probed.down = false;
+        return; // a status set meanwhile wins
+      }
       this.stats.transitions++;
       if (to === 'failed') {
         this.#stop(probed);
@@ -250,6 +276,7 @@ export class HealthLoop {
       }
     } catch {
       // Replaced, removed or closed meanwhile: the answer no longer applies.
+      if (down) probed.down = false;
     }
   }
 }

@@ -123,6 +123,25 @@ export interface WorkerStatusEvent {
   readonly to: WorkerStatus;
 }
 
+/**
+ * The engine behind a worker restarted, so its prefix cache is empty; every policy was told
+ * (`Policy.workerRestarted`), and `cache_aware` forgot what it believed that cache held.
+ *
+ * @public
+ */
+export interface WorkerRestartedEvent {
+  readonly type: 'workerRestarted';
+  readonly workerId: string;
+  readonly url: string;
+  /**
+   * How the restart showed: `health`, the health loop had taken the worker out of `ready` on
+   * failed probes and it is `ready` again; `start_time`, its load report's `startedAt` (the
+   * engine's `process_start_time_seconds`) changed from the one seen before — a restart too
+   * quick for the health loop to notice.
+   */
+  readonly detectedBy: 'health' | 'start_time';
+}
+
 /** A load-polling round delivered its reports to the policies. @public */
 export interface LoadsPolledEvent {
   readonly type: 'loadsPolled';
@@ -150,6 +169,7 @@ export type RouterObservation =
   | NoWorkerEvent
   | ProbeEvent
   | WorkerStatusEvent
+  | WorkerRestartedEvent
   | LoadsPolledEvent
   | SharedStateEvent;
 
@@ -163,6 +183,7 @@ export interface RouterEventMap {
   noWorker: (event: NoWorkerEvent) => void;
   probe: (event: ProbeEvent) => void;
   statusChanged: (event: WorkerStatusEvent) => void;
+  workerRestarted: (event: WorkerRestartedEvent) => void;
   loadsPolled: (event: LoadsPolledEvent) => void;
   sharedState: (event: SharedStateEvent) => void;
 }

@@ -44,6 +44,7 @@ import {
   type RouterOptions,
   resolveRouterOptions,
 } from './router-options.js';
+import { StartTimes } from './start-times.js';
 
 /** A prefill lease and a decode lease from {@link Router.selectPair}. @public */
 export interface LeasePair {
@@ -95,6 +96,10 @@ export interface RouterStats {
  * - **Load polling** (`loadPolling`): every `intervalMs`, the ready workers' loads go to every
  *   policy's `updateLoads`; reports older than `staleAfterMs` are ignored by the policies, which
  *   then use in-flight counts.
+ * - **Engine restarts**: when the health loop sees a ready worker fail and come back, or a load
+ *   report's `startedAt` differs from the one before, every policy's `workerRestarted(url)` is
+ *   called (`cache_aware` forgets what it believed that engine's cache held) and
+ *   `workerRestarted` is emitted.
  * - **Breakers**: `circuitBreaker` becomes every worker's default; state changes are emitted as
  *   `circuitChanged` events.
  * - **Leases**: `select` increments the chosen worker's `load`; `lease.release(outcome)` takes it
@@ -127,8 +132,15 @@ export class Router {
     noWorker: 0,
     probe: 0,
     statusChanged: 0,
+    workerRestarted: 0,
     loadsPolled: 0,
     sharedState: 0,
+  };
+  /** Each worker's engine start time from its load reports: a change is a restart. */
+  readonly #startTimes = new StartTimes();
+  readonly #onStartChanged = (url: string): void => {
+    const worker = this.#o.registry.getByUrl(url);
+    if (worker !== undefined) this.#restarted(worker, 'start_time');
   };
 
   readonly #health: HealthLoop | undefined;
@@ -301,7 +313,8 @@ export class Router {
 
   /**
    * Adds a listener for one kind of observation event (see {@link RouterObservation}): breaker
-   * changes, decisions, attempts, retries, no-worker, probes, status changes, load rounds.
+   * changes, decisions, attempts, retries, no-worker, probes, status changes, engine restarts,
+   * load rounds.
    * Listeners run synchronously where the event happens (inside `select`, for a decision): keep
    * them short. One that throws is caught and reported once per listener as a process warning;
    * routing goes on.
@@ -602,6 +615,7 @@ export class Router {
   }
 
   #deliverLoads(reports: ReadonlyMap<string, LoadReport>, round: PollRound): void {
+    this.#startTimes.observe(reports, this.#onStartChanged);
     for (const policy of this.#policies()) {
       try {
         policy.updateLoads?.(reports);
@@ -738,6 +752,7 @@ export class Router {
         this.#breakers.unwatch(event.worker);
         this.#health?.untrack(event.workerId);
         this.#discovery?.forget(event.workerId);
+        this.#startTimes.forget(event.worker.url);
         for (const policy of this.#policies()) policy.removeWorker?.(event.worker.url);
         break;
       case 'statusChanged':
@@ -752,9 +767,40 @@ export class Router {
             to: event.to,
           });
         }
+        if (
+          event.from === 'not_ready' &&
+          event.to === 'ready' &&
+          this.#health?.cameBack(event.workerId)
+        ) {
+          // Its next start time is a first value, not a second restart.
+          this.#startTimes.forget(event.worker.url);
+          this.#restarted(event.worker, 'health');
+        }
         break;
     }
     this.#readiness.check();
+  }
+
+  /**
+   * The engine behind `worker` restarted: every policy forgets what it believed its cache held
+   * (`workerRestarted`; one that throws does not stop the others), then `workerRestarted` is
+   * emitted.
+   */
+  #restarted(worker: Worker, detectedBy: 'health' | 'start_time'): void {
+    for (const policy of this.#policies()) {
+      try {
+        policy.workerRestarted?.(worker.url);
+      } catch {
+        // A policy that throws must not stop the others.
+      }
+    }
+    if (this.#listening.workerRestarted === 0) return;
+    this.#observe('workerRestarted', {
+      type: 'workerRestarted',
+      workerId: worker.id,
+      url: worker.url,
+      detectedBy,
+    });
   }
 
   /** Observes the worker's breaker, starts probing it (now), and asks for its models if due. */

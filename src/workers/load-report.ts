@@ -24,4 +24,11 @@ export interface LoadReport {
   readonly throughput?: number;
   /** When the observation was made (ms, caller's clock); informational. */
   readonly at?: number;
+  /**
+   * When the engine's process started (ms since the epoch), as its metrics tell it (vLLM's
+   * `process_start_time_seconds`). A router compares it per worker between reports: a change from
+   * a value it saw before means the engine restarted, and its prefix cache is empty (the first
+   * value seen is not a restart).
+   */
+  readonly startedAt?: number;
 }

@@ -139,7 +139,10 @@ export class Worker {
   get url(): string {
     return this.#spec.url;
   }
-  /** Normalised URL without the `@rank` suffix: where a transport sends requests. */
+  /**
+   * Normalised URL without the `@rank` suffix: where the engine is reached — the transport's
+   * probes and polls, and the requests your code sends.
+   */
   get baseUrl(): string {
     return this.#spec.baseUrl;
   }

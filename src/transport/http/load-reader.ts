@@ -13,6 +13,8 @@ import {
   LOAD_FIELDS,
   type RuntimeMetrics,
   SGLANG_METRICS,
+  START_TIME_BOUNDS_S,
+  START_TIME_METRIC,
   VLLM_METRICS,
 } from './runtime-metrics.js';
 import { ThroughputTracker } from './throughput-tracker.js';
@@ -77,6 +79,12 @@ const NAMES = new Map<readonly RuntimeMetrics[], FamilyNames>(
  */
 export const MAX_LOAD_SERIES = 2_048;
 
+/**
+ * Series of {@link START_TIME_METRIC} read per scrape: one per process behind the endpoint (a
+ * federated or aggregated scrape holds several); later ones are skipped after their name.
+ */
+export const MAX_START_TIME_SERIES = 64;
+
 const SPACE = 0x20;
 const TAB = 0x09;
 const LF = 0x0a;
@@ -135,8 +143,14 @@ export class LoadReader {
     const { names, prefixes } = NAMES.get(families)!;
     let recognised = false;
     let accepted = 0;
+    let startTimes = 0;
     const filter = (name: string): boolean => {
       if (!recognised) recognised = prefixes.some((prefix) => name.startsWith(prefix));
+      if (name === START_TIME_METRIC) {
+        if (startTimes === MAX_START_TIME_SERIES) return false;
+        startTimes++;
+        return true;
+      }
       if (accepted === MAX_LOAD_SERIES || !names.has(name)) return false;
       accepted++;
       return true;
@@ -147,7 +161,8 @@ export class LoadReader {
       values = gather(samples, family, worker.dpRank);
       if (values !== undefined) break;
     }
-    return { report: this.#report(values, worker, at), recognised };
+    const startedAt = startTimes === 0 ? Number.NaN : startTimeOf(samples);
+    return { report: this.#report(values, worker, at, startedAt), recognised };
   }
 
   /** The report alone of {@link LoadReader.scrape}. */
@@ -159,6 +174,7 @@ export class LoadReader {
     values: Float64Array | undefined,
     worker: ScrapedWorker,
     at: number,
+    startedAt = Number.NaN,
   ): LoadReport | undefined {
     if (values === undefined) return undefined;
     const report: MutableLoadReport = {};
@@ -173,6 +189,25 @@ export class LoadReader {
     if (Number.isFinite(throughput)) report.throughput = throughput;
     if (Object.keys(report).length === 0) return undefined;
     report.at = at;
+    if (!Number.isNaN(startedAt)) report.startedAt = startedAt;
     return report;
   }
+}
+
+/**
+ * The newest start among the {@link START_TIME_METRIC} series of `samples`, in ms since the
+ * epoch (rounded), or `NaN` when none is within {@link START_TIME_BOUNDS_S}. Several series are
+ * several processes: the newest one moves whenever any of them restarts. O(samples).
+ */
+function startTimeOf(samples: readonly { name: string; value: number }[]): number {
+  const [min, max] = START_TIME_BOUNDS_S;
+  let newest = Number.NaN;
+  for (const sample of samples) {
+    if (sample.name !== START_TIME_METRIC) continue;
+    const value = sample.value;
+    // Comparisons with NaN are false: a non-finite value fails the bounds.
+    if (!(value >= min && value <= max)) continue;
+    if (Number.isNaN(newest) || value > newest) newest = value;
+  }
+  return Number.isNaN(newest) ? newest : Math.round(newest * 1000);
 }

@@ -76,6 +76,23 @@ function table(
   return map;
 }
 
+/**
+ * @internal The Prometheus client's process collector series read for `LoadReport.startedAt`:
+ * when the process serving `/metrics` started, in seconds since the epoch. vLLM's OpenAI server
+ * serves it when it runs one API server process (its default registry carries the process
+ * collector); with several, and in SGLang, `/metrics` serves a registry holding only the
+ * multiprocess collector, without it. TensorRT-LLM's JSON has none.
+ */
+export const START_TIME_METRIC = 'process_start_time_seconds';
+
+/**
+ * @internal Start times outside these bounds (seconds since the epoch: 2000-01-01 and
+ * 2100-01-01) are ignored as absurd.
+ */
+export const START_TIME_BOUNDS_S: readonly [number, number] = Object.freeze([
+  946_684_800, 4_102_444_800,
+]);
+
 /** @internal vLLM (V0 and V1 engines). */
 export const VLLM_METRICS: RuntimeMetrics = Object.freeze({
   runtime: 'vllm',

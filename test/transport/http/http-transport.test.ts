@@ -138,7 +138,7 @@ describe('probe', () => {
 });
 
 describe('loads', () => {
-  it('reads a vLLM worker’s /metrics into a load report stamped with the scrape time', async () => {
+  it('reads a vLLM worker’s /metrics into a load report stamped with the scrape time and the engine start', async () => {
     const server = await h.serve(vllmRoutes());
     const worker = await h.workerFor(server, { runtime: 'vllm' });
 
@@ -149,6 +149,7 @@ describe('loads', () => {
       waitingRequests: 2,
       tokenUsage: 0.6101522842639594,
       at: 42,
+      startedAt: 1_754_118_236_470,
     });
     expect(server.seen[0]).toMatchObject({ path: '/metrics' });
     expect(server.seen[0]!.accept).toContain('text/plain;version=0.0.4');

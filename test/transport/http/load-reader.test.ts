@@ -3,6 +3,7 @@ import type { RuntimeType } from '../../../src/index.js';
 import {
   LoadReader,
   MAX_LOAD_SERIES,
+  MAX_START_TIME_SERIES,
   type ScrapedWorker,
 } from '../../../src/transport/http/load-reader.js';
 import { fixture } from './support/fake-worker.js';
@@ -22,6 +23,7 @@ describe('LoadReader: vLLM', () => {
       waitingRequests: 2,
       tokenUsage: 0.6101522842639594,
       at: 1_000,
+      startedAt: 1_754_118_236_470, // process_start_time_seconds 1.75411823647e+09
     });
   });
 
@@ -35,6 +37,7 @@ describe('LoadReader: vLLM', () => {
       waitingRequests: 2,
       tokenUsage: 0.42131979695431476,
       at: 1_000,
+      startedAt: 1_754_118_236_470, // the process serves every rank
     });
   });
 
@@ -382,5 +385,74 @@ describe('LoadReader: bounded work per scrape', () => {
     const report = new LoadReader(0).read(lines.join('\n'), worker('vllm'), 0);
 
     expect(report).toEqual({ runningRequests: MAX_LOAD_SERIES, at: 0 });
+  });
+});
+
+describe('LoadReader: the engine process start time', () => {
+  const load = 'vllm:num_requests_running 3';
+
+  it('reads process_start_time_seconds as startedAt, in ms since the epoch', () => {
+    const text = `${load}\nprocess_start_time_seconds 1764580447.123\n`;
+
+    const report = new LoadReader(0).read(text, worker('vllm'), 5);
+
+    expect(report).toEqual({ runningRequests: 3, at: 5, startedAt: 1_764_580_447_123 });
+  });
+
+  it('reads it for SGLang and unspecified workers too, whose engines may serve it', () => {
+    const sglang = 'sglang:num_running_reqs 2\nprocess_start_time_seconds 1.7e9\n';
+
+    expect(new LoadReader(0).read(sglang, worker('sglang'), 0)?.startedAt).toBe(1.7e12);
+    expect(new LoadReader(0).read(sglang, worker('unspecified'), 0)?.startedAt).toBe(1.7e12);
+  });
+
+  it.each([
+    ['NaN', 'NaN'],
+    ['+Inf', '+Inf'],
+    ['a negative value', '-1754118236'],
+    ['zero', '0'],
+    ['a time before 2000', '946684799'],
+    ['a time after 2100', '4102444801'],
+    ['milliseconds written as seconds', '1764580447123'],
+  ])('ignores %s', (_what, value) => {
+    const report = new LoadReader(0).read(
+      `${load}\nprocess_start_time_seconds ${value}\n`,
+      worker('vllm'),
+      0,
+    );
+
+    expect(report).toEqual({ runningRequests: 3, at: 0 });
+  });
+
+  it('takes the newest start when several processes report one', () => {
+    const text = [
+      load,
+      'process_start_time_seconds{instance="a"} 1764580000',
+      'process_start_time_seconds{instance="b"} 1764580447.5',
+      'process_start_time_seconds{instance="c"} 1e300',
+    ].join('\n');
+
+    expect(new LoadReader(0).read(text, worker('vllm'), 0)?.startedAt).toBe(1_764_580_447_500);
+  });
+
+  it('reads at most MAX_START_TIME_SERIES series of it', () => {
+    const lines = [load];
+    for (let i = 0; i < MAX_START_TIME_SERIES; i++)
+      lines.push(`process_start_time_seconds{instance="${i}"} 1764580000`);
+    lines.push('process_start_time_seconds{instance="late"} 1764589999');
+
+    expect(new LoadReader(0).read(lines.join('\n'), worker('vllm'), 0)?.startedAt).toBe(
+      1_764_580_000_000,
+    );
+  });
+
+  it('makes no report on its own: a body with only a start time has no load', () => {
+    const reading = new LoadReader(0).scrape(
+      'process_start_time_seconds 1764580447\n',
+      worker('vllm'),
+      0,
+    );
+
+    expect(reading).toEqual({ report: undefined, recognised: false });
   });
 });
