@@ -7,22 +7,21 @@
  */
 import { blockHasher } from '../core/block-hasher.js';
 import { invalidArgument } from '../core/errors.js';
+import { isWellFormed } from '../core/options.js';
 
 /** Bytes hashed per xxh64 call; each block's hash seeds the next block's. */
 const BLOCK_BYTES = 65_536;
 /** Characters staged before they are encoded into the block. */
 const STAGE_CHARS = 16_384;
-/** Longest piece of a string escaped at once, so a huge string is never copied whole. */
-const SLICE_CHARS = 16_384;
 
 const encoder = new TextEncoder();
 
 /**
- * The canonical JSON of a value, encoded as UTF-8 and hashed block by block: block `k` holds the
- * most whole characters that fit in {@link BLOCK_BYTES} after block `k − 1`, and is hashed with
- * xxh64 seeded with block `k − 1`'s hash (seed 0 for the first). The blocks depend only on the
- * bytes, so the digest is a function of the canonical JSON alone. Memory: one block, whatever
- * the value's size; the WebAssembly memory never holds more than one block either.
+ * The canonical encoding of a value, as UTF-8, hashed block by block: block `k` holds the most
+ * whole characters that fit in {@link BLOCK_BYTES} after block `k − 1`, and is hashed with xxh64
+ * seeded with block `k − 1`'s hash (seed 0 for the first). The blocks depend only on the bytes,
+ * so the digest is a function of the encoding alone. Memory: one block, whatever the value's
+ * size; the WebAssembly memory never holds more than one block either.
  */
 class DigestSink {
   readonly #block = new Uint8Array(BLOCK_BYTES);
@@ -38,21 +37,32 @@ class DigestSink {
     this.#lo = 0;
   }
 
+  /** Writes `piece`; a long one is encoded as it is, never joined to others (no copy). */
   write(piece: string): void {
-    this.#staged += piece;
-    if (this.#staged.length >= STAGE_CHARS) this.#encode();
+    if (piece.length < STAGE_CHARS) {
+      this.#staged += piece;
+      if (this.#staged.length >= STAGE_CHARS) this.#flushStaged();
+      return;
+    }
+    this.#flushStaged();
+    this.#encode(piece);
   }
 
   /** @returns the digest as 16 hex digits. */
   end(): string {
-    this.#encode();
+    this.#flushStaged();
     this.#hashBlock();
     return hex8(this.#hi) + hex8(this.#lo);
   }
 
-  #encode(): void {
-    let rest = this.#staged;
+  #flushStaged(): void {
+    const staged = this.#staged;
     this.#staged = '';
+    if (staged !== '') this.#encode(staged);
+  }
+
+  #encode(text: string): void {
+    let rest = text;
     for (;;) {
       const { read, written } = encoder.encodeInto(rest, this.#block.subarray(this.#used));
       this.#used += written;
@@ -87,23 +97,30 @@ interface Frame {
 const sink = new DigestSink();
 
 /**
- * @internal The digest of `value`'s canonical JSON, as 16 hex digits: object keys sorted by
- * UTF-16 code units, no white space, strings escaped as `JSON.stringify` escapes them (so a lone
- * surrogate is written `\udXXX` and two different strings never encode alike), numbers as
- * `JSON.stringify` writes them. As in JSON, an `undefined`, function or symbol is `null` in an
- * array and left out of an object; a bigint is written as its digits.
+ * @internal The digest of `value`'s canonical encoding, as 16 hex digits. The encoding is
+ * self-delimiting, so two values encode alike only when they are equal:
  *
- * Two values with different canonical JSON get different digests (up to xxh64 collisions, one
- * in 2⁶⁴ per pair); the same value with its keys in another order gets the same one.
+ * - `null` → `n`, `true` → `t`, `false` → `f`; a finite number → `d`, `String(n)`, `;`
+ *   (`-0` reads `0`); a bigint → `d`, its digits, `;`;
+ * - a well-formed string → `s`, its length in UTF-16 code units, `:`, the string itself; a
+ *   string with a lone surrogate → `j`, the length of its `JSON.stringify` form, `:`, that form
+ *   (which escapes the surrogate; UTF-8 alone would turn it into U+FFFD);
+ * - an array → `[`, its elements, `]`; an object → `{`, each key (as a string) then its value,
+ *   keys sorted by UTF-16 code units, `}`;
+ * - as in JSON, a non-finite number is `n`, and an `undefined`, function or symbol is `n` in an
+ *   array and left out of an object.
+ *
+ * Equal values with their keys in another order get the same digest; different values get
+ * different ones up to xxh64 collisions (one in 2⁶⁴ per pair).
  *
  * @param field - names the value in the error.
  * @returns the digest.
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming `field` when the value contains
  *   itself (only a caller's own object can: parsed JSON never does).
  *
- * Cost: time linear in the size of the canonical JSON; the walk is iterative, so any depth of
- * nesting is walked without recursion; memory is one 64 KiB block and one frame per open array or
- * object. A string is escaped 16 K characters at a time, never copied whole.
+ * Cost: time linear in the value's size (strings are encoded without a scan or copy of their
+ * own, at a few GB/s); the walk is iterative, so any depth of nesting is walked without
+ * recursion; memory is one 64 KiB block and one frame per open array or object.
  */
 export function contentDigest(value: unknown, field: string): string {
   sink.begin();
@@ -119,13 +136,11 @@ export function contentDigest(value: unknown, field: string): string {
       continue;
     }
     const i = frame.index++;
-    if (i > 0) sink.write(',');
     if (frame.keys === undefined) {
       writeValue((frame.node as readonly unknown[])[i], stack, open, field);
     } else {
       const key = frame.keys[i]!;
       writeString(key);
-      sink.write(':');
       writeValue((frame.node as Readonly<Record<string, unknown>>)[key], stack, open, field);
     }
   }
@@ -139,13 +154,13 @@ function writeValue(value: unknown, stack: Frame[], open: Set<object>, field: st
       writeString(value);
       return;
     case 'number':
-      sink.write(Number.isFinite(value) ? String(value) : 'null');
+      sink.write(Number.isFinite(value) ? `d${value};` : 'n');
       return;
     case 'boolean':
-      sink.write(value ? 'true' : 'false');
+      sink.write(value ? 't' : 'f');
       return;
     case 'bigint':
-      sink.write(value.toString());
+      sink.write(`d${value};`);
       return;
     case 'object':
       if (value === null) break;
@@ -165,7 +180,7 @@ function writeValue(value: unknown, stack: Frame[], open: Set<object>, field: st
     default:
       break;
   }
-  sink.write('null');
+  sink.write('n');
 }
 
 /** Whether an object member is written (JSON leaves out `undefined`, functions and symbols). */
@@ -175,23 +190,22 @@ function isWritten(value: unknown): boolean {
 }
 
 function writeString(value: string): void {
-  if (value.length <= SLICE_CHARS) {
-    sink.write(JSON.stringify(value));
-    return;
+  if (wellFormed(value)) {
+    sink.write(`s${value.length}:`);
+    sink.write(value);
+  } else {
+    const escaped = JSON.stringify(value);
+    sink.write(`j${escaped.length}:`);
+    sink.write(escaped);
   }
-  sink.write('"');
-  for (let from = 0; from < value.length; ) {
-    let to = Math.min(from + SLICE_CHARS, value.length);
-    // Keep a surrogate pair in one slice: split apart, its halves would be escaped.
-    if (to < value.length && isHighSurrogate(value.charCodeAt(to - 1))) {
-      const next = value.charCodeAt(to);
-      if (next >= 0xdc00 && next <= 0xdfff) to--;
-    }
-    const escaped = JSON.stringify(value.slice(from, to));
-    sink.write(escaped.slice(1, escaped.length - 1));
-    from = to;
-  }
-  sink.write('"');
+}
+
+const nativeWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean })
+  .isWellFormed;
+
+/** Whether `value` has no lone surrogate: native where the runtime has it (O(1) for Latin-1). */
+function wellFormed(value: string): boolean {
+  return nativeWellFormed === undefined ? isWellFormed(value) : nativeWellFormed.call(value);
 }
 
 /** @internal Whether a UTF-16 code unit is the first half of a surrogate pair. */
