@@ -18,7 +18,7 @@ export function isObject(value: unknown): value is Fields {
 
 /**
  * @internal The routing text of a chat body whose `messages` is `messages`, at most `cap` UTF-16
- * code units (see docs/openai-routing-text.md for the format):
+ * code units (the format is documented in docs/openai.md):
  *
  * ```
  * [tools:<hex>]\n [functions:<hex>]\n                  when given and not empty
