@@ -227,12 +227,52 @@ describe('routing text properties', () => {
   });
 
   it('(5) never throws for any JSON value, but INVALID_ARGUMENT', () => {
-    const json = fc.jsonValue({ maxDepth: 4 });
+    const json = fc.jsonValue({ maxDepth: 3 });
+    // Near-valid shapes, any field of which may be any JSON value instead (one time in five, so
+    // that most bodies get past their first fields).
+    const anyOf = <T>(arb: fc.Arbitrary<T>) =>
+      fc.oneof({ arbitrary: arb, weight: 4 }, { arbitrary: json, weight: 1 });
+    const fuzzyPart = fc.record(
+      {
+        type: anyOf(fc.constantFrom('text', 'refusal', 'image_url', 'input_audio', 'file', 'x')),
+        text: anyOf(str),
+        refusal: anyOf(str),
+        image_url: json,
+      },
+      { requiredKeys: [] },
+    );
+    const fuzzyFunction = anyOf(
+      fc.record({ name: anyOf(str), arguments: anyOf(str) }, { requiredKeys: [] }),
+    );
+    const fuzzyCall = fc.record(
+      { type: anyOf(fc.constant('function')), function: fuzzyFunction, id: json },
+      { requiredKeys: [] },
+    );
+    const fuzzyMessage = fc.record(
+      {
+        role: anyOf(fc.constantFrom('user', 'assistant', 'tool')),
+        content: anyOf(fc.array(anyOf(fuzzyPart), { maxLength: 3 })),
+        name: anyOf(str),
+        tool_call_id: anyOf(str),
+        refusal: anyOf(str),
+        tool_calls: anyOf(fc.array(anyOf(fuzzyCall), { maxLength: 2 })),
+        function_call: fuzzyFunction,
+        audio: json,
+      },
+      { requiredKeys: [] },
+    );
+    const token = fc.oneof({ arbitrary: fc.nat(), weight: 8 }, fc.integer(), fc.double(), json);
     const shaped = fc.record(
       {
-        model: json,
-        messages: fc.oneof(json, fc.array(fc.oneof(message, json), { maxLength: 4 })),
-        prompt: fc.oneof(json, fc.array(fc.oneof(fc.integer(), fc.array(fc.integer())))),
+        model: anyOf(str),
+        messages: anyOf(fc.array(anyOf(fc.oneof(message, fuzzyMessage)), { maxLength: 4 })),
+        prompt: anyOf(
+          fc.oneof(
+            fc.array(anyOf(str), { maxLength: 4 }),
+            fc.array(token, { maxLength: 4 }),
+            fc.array(anyOf(fc.array(token, { maxLength: 4 })), { maxLength: 4 }),
+          ),
+        ),
         tools: json,
         functions: json,
         user: json,
