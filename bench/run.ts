@@ -33,6 +33,7 @@ const BENCHMARKS = [
   'shared-state',
   'simulator',
   'prometheus-parse',
+  'openai-request',
   'time-to-ready',
 ];
 

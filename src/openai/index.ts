@@ -20,4 +20,9 @@ export type {
   OpenAIHandlerOptions,
   RewriteContext,
 } from './openai-handler-options.js';
-export { type OpenAIRequestOptions, openAIRequest } from './openai-request.js';
+export {
+  type OpenAIRequestOptions,
+  openAIRequest,
+  type ResolvedOpenAIRequestOptions,
+  resolveOpenAIRequestOptions,
+} from './openai-request.js';

@@ -10,7 +10,11 @@ import { callback, custom, integer, OptionTable } from '../core/option-table.js'
 import { fail, readBoolean, readString } from '../core/options.js';
 import type { Router } from '../router/router.js';
 import type { Worker } from '../workers/worker.js';
-import type { OpenAIRequestOptions } from './openai-request.js';
+import {
+  type OpenAIRequestOptions,
+  type ResolvedOpenAIRequestOptions,
+  resolveOpenAIRequestOptions,
+} from './openai-request.js';
 
 /** The `fetch` the front calls workers with. @public */
 export type OpenAIFetch = (url: string, init: RequestInit) => Promise<Response>;
@@ -123,7 +127,7 @@ export interface ResolvedOpenAIHandlerOptions {
   readonly maxBodyBytes: number;
   readonly forwardHeaders: 'all' | ReadonlySet<string>;
   readonly routes: ReadonlySet<string>;
-  readonly request: OpenAIRequestOptions | undefined;
+  readonly request: ResolvedOpenAIRequestOptions;
   readonly rewriteBody: OpenAIHandlerOptions['rewriteBody'];
   readonly streamUsage: boolean;
   readonly maxErrorBodyBytes: number;
@@ -150,12 +154,9 @@ export const OPENAI_HANDLER_OPTIONS = new OptionTable(
     maxBodyBytes: integer(16_777_216, 1, 1_073_741_824),
     forwardHeaders: custom<'all' | ReadonlySet<string>>('all', readHeaderList, "'all'"),
     routes: custom<ReadonlySet<string>>(new Set(), readRoutes, 'none'),
-    request: custom<OpenAIRequestOptions | undefined>(
-      undefined,
-      (field, value) => {
-        if (typeof value !== 'object' || value === null) fail(field, 'an object', value);
-        return value as OpenAIRequestOptions;
-      },
+    request: custom<ResolvedOpenAIRequestOptions>(
+      resolveOpenAIRequestOptions(),
+      (_field, value) => resolveOpenAIRequestOptions(value as OpenAIRequestOptions),
       "`openAIRequest`'s defaults",
     ),
     rewriteBody: callback<NonNullable<OpenAIHandlerOptions['rewriteBody']>>(

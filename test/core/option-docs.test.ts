@@ -12,6 +12,8 @@ import { OptionTable } from '../../src/core/option-table.js';
 import { KV_DECODE_LIMITS } from '../../src/kv-events/batch-decoder.js';
 import { KV_SUBSCRIBER_OPTIONS } from '../../src/kv-events/subscriber.js';
 import { KV_TRANSLATOR_OPTIONS } from '../../src/kv-events/translator.js';
+import { OPENAI_HANDLER_OPTIONS } from '../../src/openai/openai-handler-options.js';
+import { OPENAI_REQUEST_OPTIONS } from '../../src/openai/openai-request.js';
 import { OPENTELEMETRY_OPTIONS } from '../../src/opentelemetry/instrument-router.js';
 import { policyOptionTables } from '../../src/policies/create-policy.js';
 import { COMMON_OPTIONS } from '../../src/policies/support/config.js';
@@ -85,6 +87,8 @@ const TABLES = [
   SHARED_PREFIX_INDEX_OPTIONS,
   MEMORY_STORE_OPTIONS,
   REDIS_STORE_OPTIONS,
+  OPENAI_REQUEST_OPTIONS,
+  OPENAI_HANDLER_OPTIONS,
 ] as unknown as AnyTable[];
 
 function sources(dir: string): string[] {
