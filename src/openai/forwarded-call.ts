@@ -194,9 +194,11 @@ export class ForwardedCall {
       return errorAnswer(499, 'the client closed the request', 'client_closed');
     if (FleetRouteError.is(error, 'NO_WORKER')) {
       const model = this.#select.model;
+      // A request naming no model is never "unknown": the fleet is just not ready for it.
       const unknown =
-        (error as { reason?: unknown }).reason === 'unknown_model' ||
-        (model !== undefined && this.#o.router.registry.getByModel(model).length === 0);
+        model !== undefined &&
+        ((error as { reason?: unknown }).reason === 'unknown_model' ||
+          this.#o.router.registry.getByModel(model).length === 0);
       if (unknown)
         return errorAnswer(
           404,

@@ -23,7 +23,7 @@ import {
   startStandInEngine,
 } from '../../support/vllm-engine.js';
 
-export type Framework = 'node' | 'express' | 'fastify' | 'hono';
+export type Framework = 'node' | 'express' | 'express-json' | 'fastify' | 'hono';
 export const FRAMEWORKS: readonly Framework[] = ['node', 'express', 'fastify', 'hono'];
 
 export interface Gateway {
@@ -84,8 +84,10 @@ async function serveWith(framework: Framework, options: OpenAIHandlerOptions): P
   switch (framework) {
     case 'node':
       return listen(createServer(createOpenAINodeHandler(options)));
-    case 'express': {
+    case 'express':
+    case 'express-json': {
       const app = express();
+      if (framework === 'express-json') app.use(express.json({ limit: '32mb' }));
       app.get('/other', (_req, res) => void res.send('other'));
       app.use(openAIExpress(options));
       return listen(createServer(app));
