@@ -6,7 +6,7 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import { AbortScopes } from '../core/abort.js';
-import { FleetRouteError } from '../core/errors.js';
+import { FleetRouteError, type NoWorkerReason } from '../core/errors.js';
 import { type Logger, log } from '../core/logger.js';
 import { fail } from '../core/options.js';
 import type { Policy, SelectRequest } from '../policies/policy.js';
@@ -214,6 +214,7 @@ export class Router {
       pick: (request, tried) => this.#pick(request, tried, tried.size + 1),
       lease: (worker) => this.#lease(worker),
       count: (what) => this.#count(what),
+      noWorkerReason: (request) => this.#noWorkerReason(request),
       random: o.random,
       shouldRetry: o.shouldRetry,
       onRetry: o.onRetry,
@@ -335,7 +336,7 @@ export class Router {
     const worker = this.#pick(req, undefined, 1);
     if (worker === undefined) {
       this.#noWorker++;
-      if (this.#listening.noWorker !== 0) this.#observeNoWorker(req);
+      if (this.#listening.noWorker !== 0) this.#observeNoWorker(req, this.#noWorkerReason(req));
       return undefined;
     }
     return this.#lease(worker);
@@ -374,7 +375,11 @@ export class Router {
     });
     if (pair === undefined) {
       this.#noWorker++;
-      if (this.#listening.noWorker !== 0) this.#observeNoWorker(req);
+      if (this.#listening.noWorker !== 0) {
+        const known =
+          registry.getPrefillWorkers().length > 0 && registry.getDecodeWorkers().length > 0;
+        this.#observeNoWorker(req, known ? 'unavailable' : 'unknown_model');
+      }
       return undefined;
     }
     return { prefill: this.#lease(pair.prefill), decode: this.#lease(pair.decode) };
@@ -396,7 +401,9 @@ export class Router {
    * @returns the first successful result; when every attempt failed, the last response that had
    *   a status.
    * @throws the last error when no attempt returned a status; {@link FleetRouteError} `NO_WORKER`
-   *   when no worker was available at all; the signal's reason as soon as `signal` aborts (the
+   *   when no worker was available at all, with its `reason`: `unknown_model` (no registered
+   *   worker serves the model) or `unavailable` (none of them is available now); the signal's
+   *   reason as soon as `signal` aborts (the
    *   backoff is cancelled; a `send` that ignores its signal is abandoned and its late outcome
    *   ignored); `CLOSED` when the router closes; `INVALID_ARGUMENT` for a `request` that is not
    *   an object, a `send` that is not a function or a `signal` that is not an `AbortSignal`.
@@ -679,9 +686,18 @@ export class Router {
     return value;
   }
 
-  #observeNoWorker(request: SelectRequest): void {
+  #observeNoWorker(request: SelectRequest, reason: NoWorkerReason): void {
     const model = typeof request.model === 'string' ? request.model : undefined;
-    this.#observe('noWorker', { type: 'noWorker', model });
+    this.#observe('noWorker', { type: 'noWorker', model, reason });
+  }
+
+  /**
+   * Why no worker was available for `request`: `unknown_model` when no registered worker serves
+   * its model (wildcard workers serve every model), else `unavailable`. O(1).
+   */
+  #noWorkerReason(request: SelectRequest): NoWorkerReason {
+    const model = typeof request.model === 'string' ? request.model : undefined;
+    return this.#o.registry.getByModel(model).length === 0 ? 'unknown_model' : 'unavailable';
   }
 
   /** A call's observer: built per call, and only while someone listens. */
@@ -715,8 +731,9 @@ export class Router {
         };
         this.#observe('retry', event);
       },
-      noWorker: () => {
-        if (this.#listening.noWorker !== 0) this.#observe('noWorker', { type: 'noWorker', model });
+      noWorker: (reason) => {
+        if (this.#listening.noWorker !== 0)
+          this.#observe('noWorker', { type: 'noWorker', model, reason });
       },
     };
   }
