@@ -7,6 +7,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { AbortScopes } from '../core/abort.js';
 import { FleetRouteError, type NoWorkerReason } from '../core/errors.js';
+import { KeepAlive } from '../core/keep-alive.js';
 import { type Logger, log } from '../core/logger.js';
 import { fail } from '../core/options.js';
 import type { Policy, SelectRequest } from '../policies/policy.js';
@@ -147,6 +148,12 @@ export class Router {
    * is picked up by itself.
    */
   readonly #overrides = new WeakMap<RetryConfig, ResolvedRetryConfig>();
+  /**
+   * Holds the process open while a caller awaits something that no ref'd handle of ours or of
+   * the transport would: `ready()` waits, `pollLoads()` rounds. Every background timer stays
+   * `unref`'d; this one exists only while somebody waits.
+   */
+  readonly #keepAlive = new KeepAlive();
   readonly #readiness: Readiness;
   readonly #breakers: BreakerWatch;
   readonly #leaks: FinalizationRegistry<LeaseState> | undefined;
@@ -169,7 +176,7 @@ export class Router {
     // Checked (and resolved) by resolveRouterOptions; written as is.
     if (o.circuitBreaker !== undefined)
       registryInternals.claimBreakerDefaults(o.registry, this, o.circuitBreaker);
-    this.#readiness = new Readiness(o.registry);
+    this.#readiness = new Readiness(o.registry, this.#keepAlive);
     this.#breakers = new BreakerWatch((worker, from, to) => this.#circuitChanged(worker, from, to));
     this.#discovery =
       o.discoverModels && o.transport.models !== undefined
@@ -272,7 +279,9 @@ export class Router {
    * `model`, when given (wildcard workers count for every model) — are `ready`. Starts the router
    * if it has not started. New workers are probed at once and then every
    * `health.startupIntervalMs` (500 ms by default) until they settle, so with the default
-   * thresholds a healthy fleet is routable about half a second after `start()`.
+   * thresholds a healthy fleet is routable about half a second after `start()`. While it waits,
+   * the router holds the process open (one ref'd timer for all waiters, gone when the last one
+   * settles), so a script may `await` it before anything else keeps the event loop busy.
    *
    * @example
    * ```ts
@@ -287,9 +296,9 @@ export class Router {
   ready(options?: ReadyOptions): Promise<void> {
     if (this.#closed) return Promise.reject(new FleetRouteError('CLOSED', 'the router is closed'));
     try {
-      const waiting = this.#readiness.wait(options);
+      const condition = this.#readiness.read(options);
       this.start();
-      return waiting;
+      return this.#readiness.wait(condition);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -440,10 +449,11 @@ export class Router {
 
   /**
    * Runs one load-polling round now; resolves when its reports are delivered (at once when
-   * polling is off), or when the router closes.
+   * polling is off), or when the router closes. Keeps the process alive while it runs (the polls'
+   * deadlines are background timers that would not).
    */
   async pollLoads(): Promise<void> {
-    await this.#loads?.poll();
+    if (this.#loads !== undefined) await this.#keepAlive.during(this.#loads.poll());
   }
 
   /** Counters, per-worker breaker states, health and polling figures. O(n). */
