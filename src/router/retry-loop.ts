@@ -201,9 +201,12 @@ export class RetryLoop<T> {
         lease.release(status === undefined ? { ok: true } : { ok: true, status });
         return { kind: 'success', value };
       }
-      lease.release({ ok: false, status });
-      this.#response = { value };
+      // A Retry-After puts this worker in a cooldown (its breaker's), not the call in a wait.
       const hint = retryAfterMs(value);
+      lease.release(
+        hint === undefined ? { ok: false, status } : { ok: false, status, retryAfterMs: hint },
+      );
+      this.#response = { value };
       return { kind: 'status', status, response: value, retryAfterMs: hint, worker, request };
     } catch (thrown) {
       // An attempt the caller aborted says nothing about the worker.

@@ -80,6 +80,11 @@ export interface RouterStats {
   };
   /** Breaker state per worker id. */
   readonly circuits: Readonly<Record<string, CircuitState>>;
+  /**
+   * Workers cooling down after a `Retry-After` (`CircuitBreaker.coolDown`), by id: the time left
+   * in ms. Workers without a cooldown are absent.
+   */
+  readonly cooldowns: Readonly<Record<string, number>>;
 }
 
 /**
@@ -403,8 +408,10 @@ export class Router {
    * once (for instance a stream that broke after its first bytes reached the client).
    * After any other failure, while attempts remain (`retry.maxAttempts`, or the model's override
    * from `registry.setModelRetryConfig`), `retry.shouldRetry` decides: a delay, reported to
-   * `retry.onRetry` and then waited, before another worker is tried, or a stop. By default it
-   * waits the response's `Retry-After` up to `maxBackoffMs`, else exponential backoff with jitter
+   * `retry.onRetry` and then waited, before another worker is tried, or a stop. By default a
+   * response with a readable `Retry-After` is retried at once on another worker — the worker that
+   * sent it cools down for that long (its breaker's `maxCooldownMs` at most) and no call is sent
+   * to it meanwhile — and any other failure after exponential backoff with jitter
    * (`defaultShouldRetry`).
    *
    * @returns the first successful result; when every attempt failed, the last response that had
@@ -456,11 +463,16 @@ export class Router {
     if (this.#loads !== undefined) await this.#keepAlive.during(this.#loads.poll());
   }
 
-  /** Counters, per-worker breaker states, health and polling figures. O(n). */
+  /** Counters, per-worker breaker states and cooldowns, health and polling figures. O(n). */
   stats(): RouterStats {
     const circuits: Record<string, CircuitState> = {};
-    for (const worker of this.#o.registry.getAll())
-      circuits[worker.id] = worker.circuitBreaker.state;
+    const cooldowns: Record<string, number> = {};
+    for (const worker of this.#o.registry.getAll()) {
+      const breaker = worker.circuitBreaker;
+      circuits[worker.id] = breaker.state;
+      const cooldownMs = breaker.cooldownMs;
+      if (cooldownMs > 0) cooldowns[worker.id] = cooldownMs;
+    }
     const h = this.#health?.stats;
     const l = this.#loads?.stats;
     const d = this.#discovery?.stats;
@@ -489,6 +501,7 @@ export class Router {
         failures: d?.failures ?? 0,
       },
       circuits,
+      cooldowns,
     };
   }
 
