@@ -39,7 +39,8 @@ let newBreaker: (config: ResolvedCircuitBreakerConfig, clock: Clock) => CircuitB
  *   last `window.ms` with at least `window.minRequests` requests.
  * - **open**: no request passes until `openMs` have elapsed; then the next read of
  *   {@link CircuitBreaker.state} or {@link CircuitBreaker.canExecute} finds it half-open (no timer
- *   per worker: the transition is evaluated lazily from the injected clock).
+ *   per worker: the transition is evaluated lazily from the injected clock). Evidence that the
+ *   worker is back ends the period at once ({@link CircuitBreaker.halfOpen}).
  * - **half_open**: at most `halfOpenMaxRequests` trial requests at a time; `successThreshold`
  *   successes close it, any failure reopens it.
  *
@@ -88,12 +89,8 @@ export class CircuitBreaker {
 
   /** The current state, after applying an elapsed open period. O(1). */
   get state(): CircuitState {
-    if (this.#state === 'open' && this.#clock() - this.#openedAt >= this.#config.openMs) {
-      this.#halfOpenSuccesses = 0;
-      this.#trialsInFlight = 0;
-      this.#generation++;
-      this.#moveTo('half_open');
-    }
+    if (this.#state === 'open' && this.#clock() - this.#openedAt >= this.#config.openMs)
+      this.#toHalfOpen();
     return this.#state;
   }
 
@@ -161,6 +158,22 @@ export class CircuitBreaker {
   forceOpen(): void {
     if (this.#config.disabled) return;
     this.#open();
+  }
+
+  /**
+   * Ends an open period now, as if `openMs` had elapsed: an open breaker turns half-open, and its
+   * trial rules apply from here (`halfOpenMaxRequests` trials at a time, `successThreshold`
+   * successes close it, a failure reopens it for a full `openMs`). Does nothing to a closed or
+   * half-open breaker, nor to a disabled one. The router's health loop calls it when the worker
+   * shows it is back: it returns to `ready`, or a probe succeeds after one failed while the
+   * breaker was open. A cooldown in progress still holds requests off until it ends.
+   *
+   * Emits (through the breaker's observers, so as every router's `circuitChanged`): `open →
+   * half_open` when it moved. Cost: O(1).
+   */
+  halfOpen(): void {
+    if (this.#config.disabled || this.state !== 'open') return;
+    this.#toHalfOpen();
   }
 
   /**
@@ -334,6 +347,14 @@ export class CircuitBreaker {
         // An observer must not break the lease or probe that moved the breaker.
       }
     }
+  }
+
+  /** A new half-open period: no trial in flight or succeeded yet, and a new trial tag. */
+  #toHalfOpen(): void {
+    this.#halfOpenSuccesses = 0;
+    this.#trialsInFlight = 0;
+    this.#generation++;
+    this.#moveTo('half_open');
   }
 
   #endTrial(): void {

@@ -102,7 +102,10 @@ export interface RouterStats {
  *   policy's `updateLoads`; reports older than `staleAfterMs` are ignored by the policies, which
  *   then use in-flight counts.
  * - **Breakers**: `circuitBreaker` becomes every worker's default; state changes are emitted as
- *   `circuitChanged` events.
+ *   `circuitChanged` events. When the health loop sees a worker back (`not_ready` → `ready`, or
+ *   a successful probe after one failed while its breaker was open), an open breaker turns
+ *   half-open at once instead of waiting out `openMs`. A failure answered with a `Retry-After`
+ *   cools that worker down for that long (`maxCooldownMs` at most).
  * - **Leases**: `select` increments the chosen worker's `load`; `lease.release(outcome)` takes it
  *   back exactly once and feeds the breaker. A lease garbage-collected without release is
  *   released by a finaliser and, outside production, reported.
