@@ -35,6 +35,7 @@ describe('Router: awaited promises keep the process alive, an idle router does n
     ['ready', 'ready'],
     ['ready-closed', 'rejected CLOSED'],
     ['poll', 'polled: {"rounds":1,"polls":1,"reports":0,"failures":1}'],
+    ['execute-backoff', 'executed 200 at attempt 2'],
   ])(
     '`%s`: the awaited promise settles and the script goes on (exit 0, not 13)',
     async (mode, out) => {
