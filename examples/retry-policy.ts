@@ -1,8 +1,9 @@
 /**
  * A retry policy of your own: `retry.shouldRetry` retries only idempotent requests (those with an
  * `idempotency-key` header), never a 429, and waits at most 100 ms — handing every other case to
- * the default decision — while `retry.onRetry` logs each retry. Four scenarios over three
- * in-memory workers show what it changes.
+ * the default decision, which retries at once after a `Retry-After` (the worker that sent it cools
+ * down instead) — while `retry.onRetry` logs each retry. Four scenarios over three in-memory
+ * workers, each starting from a fresh fleet, show what it changes.
  *
  * Run: `npx tsx examples/retry-policy.ts`.
  */
@@ -42,7 +43,7 @@ const isIdempotent = (outcome: RetryOutcome): boolean => {
 const shouldRetry: ShouldRetry = (outcome, attempt, byDefault) => {
   if (!isIdempotent(outcome)) return false; // a second POST could run the side effect twice
   if (outcome.kind === 'status' && outcome.status === 429) return false; // the fleet is saturated
-  const delay = byDefault(outcome, attempt); // backoff, or Retry-After up to maxBackoffMs
+  const delay = byDefault(outcome, attempt); // backoff, or 0 after a Retry-After
   return delay === false ? false : Math.min(delay, 100);
 };
 
@@ -68,10 +69,14 @@ const router = new Router({
     maxAttempts: 3,
     initialBackoffMs: 20,
     shouldRetry,
-    onRetry: ({ attempt, delayMs, outcome, worker }) =>
+    onRetry: ({ attempt, delayMs, outcome, worker }) => {
+      const cooldownMs = worker.circuitBreaker.cooldownMs; // set by the Retry-After, if any
+      const cooling =
+        cooldownMs > 0 ? `; ${worker.url} cools down for ${Math.ceil(cooldownMs / 1_000)} s` : '';
       console.log(
-        `  attempt ${attempt} on ${worker.url} failed (${cause(outcome)}): retrying in ${delayMs.toFixed(0)} ms`,
-      ),
+        `  attempt ${attempt} on ${worker.url} failed (${cause(outcome)}): retrying in ${delayMs.toFixed(0)} ms${cooling}`,
+      );
+    },
   },
 });
 router.start();
@@ -79,6 +84,8 @@ router.start();
 /** Sends one request through the router and prints how it ended. */
 async function run(title: string, headers: Record<string, string>, fleet: Behaviour[]) {
   for (const [i, url] of urls.entries()) behaviour.set(url, fleet[i]!);
+  // A fresh fleet: no breaker open, no cooldown left by the scenario before.
+  for (const worker of registry.getAll()) worker.circuitBreaker.reset();
   console.log(`${title} [${fleet.join(', ')}]`);
   const attempts = router.stats().attempts;
   try {

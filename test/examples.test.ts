@@ -97,9 +97,11 @@ describe('examples', () => {
     },
   );
 
-  it('retry-policy.ts: only idempotent requests retried, never a 429, waits capped, each retry logged', async () => {
+  it('retry-policy.ts: only idempotent requests retried, never a 429, waits capped, a Retry-After cools its worker down, each retry logged', async () => {
     const out = await example('retry-policy.ts');
-    expect(out).toMatch(/failed \(status 503, Retry-After 1000 ms\): retrying in 100 ms/);
+    expect(out).toMatch(
+      /failed \(status 503, Retry-After 1000 ms\): retrying in 0 ms; (http:\/\/gpu-\d:8000) cools down for 1 s/,
+    );
     expect(out).toContain('→ status 200 after 3 attempt(s)');
     expect(out).toContain('→ threw "socket hang up" after 1 attempt(s)'); // not idempotent
     expect(out).toContain('→ status 429 after 1 attempt(s)');

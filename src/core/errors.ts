@@ -16,7 +16,8 @@
  * - `URL_CHANGED`: `replace` was given a spec whose URL differs from the worker's.
  * - `STALE_REVISION`: `expectedRevision` did not match the worker's current revision.
  * - `CLOSED`: the object was closed and takes no more calls.
- * - `NO_WORKER`: no worker was available to serve a request.
+ * - `NO_WORKER`: no worker was available to serve a request; {@link FleetRouteError.reason} says
+ *   why ({@link NoWorkerReason}).
  * - `TRANSPORT_FAILED`: a call to a worker failed: network error, timeout, abort, non-2xx status,
  *   or a response that does not follow the protocol.
  * - `MISSING_DEPENDENCY`: an adapter needs an optional peer dependency that is not installed; the
@@ -35,6 +36,19 @@ export type FleetRouteErrorCode =
   | 'NO_WORKER'
   | 'TRANSPORT_FAILED'
   | 'MISSING_DEPENDENCY';
+
+/**
+ * Why a `NO_WORKER` error was thrown (its {@link FleetRouteError.reason}):
+ *
+ * - `unknown_model`: no registered worker serves the request's model — none names it and there
+ *   is no wildcard worker (a worker registered without models serves every model); with no model
+ *   named, no worker is registered at all. Waiting does not help; registering one does.
+ * - `unavailable`: workers serve the model, but none is available now (not `ready`, its breaker
+ *   open, or cooling down after a `Retry-After`). It may pass by itself.
+ *
+ * @public
+ */
+export type NoWorkerReason = 'unknown_model' | 'unavailable';
 
 /**
  * The default message of each code, used when a throw site gives none.
@@ -77,14 +91,29 @@ export class FleetRouteError extends Error {
   readonly code: FleetRouteErrorCode;
 
   /**
+   * For `NO_WORKER`: why no worker was available ({@link NoWorkerReason}); `undefined` for every
+   * other code, and for a `NO_WORKER` built without one.
+   */
+  readonly reason: NoWorkerReason | undefined;
+
+  /**
    * @param code - the reason; see {@link FleetRouteErrorCode}.
    * @param message - human-readable detail; defaults to the code's default message.
-   * @param options - `cause`: the underlying error, if any.
+   * @param options - `cause`: the underlying error, if any; `reason`: for `NO_WORKER`, why
+   *   (ignored for other codes).
    */
-  constructor(code: FleetRouteErrorCode, message?: string, options?: { cause?: unknown }) {
-    super(message ?? ERROR_MESSAGES[code], options);
+  constructor(
+    code: FleetRouteErrorCode,
+    message?: string,
+    options?: { cause?: unknown; reason?: NoWorkerReason },
+  ) {
+    super(
+      message ?? ERROR_MESSAGES[code],
+      options === undefined || !('cause' in options) ? undefined : { cause: options.cause },
+    );
     this.name = 'FleetRouteError';
     this.code = code;
+    this.reason = code === 'NO_WORKER' ? options?.reason : undefined;
   }
 
   /** `true` for any fleetroute error, including one from another copy of the package. */

@@ -105,8 +105,8 @@ export const METRICS = {
   noWorker: {
     name: 'no_worker_total',
     kind: 'counter',
-    labels: ['model'],
-    help: 'Requests no worker was available for, by model.',
+    labels: ['model', 'reason'],
+    help: 'Requests no worker was available for, by model and reason (unknown_model, unavailable).',
   },
   healthChecks: {
     name: 'health_checks_total',

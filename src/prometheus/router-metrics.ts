@@ -113,7 +113,7 @@ export class RouterMetrics {
   };
 
   readonly #onNoWorker = (e: NoWorkerEvent): void => {
-    this.#counters.noWorker.add(1, this.#labels.model(e.model));
+    this.#counters.noWorker.add(1, this.#labels.model(e.model), e.reason);
   };
 
   readonly #onProbe = (e: ProbeEvent): void => {

@@ -30,6 +30,15 @@ export interface CircuitBreakerConfig {
    */
   readonly failureStatuses?: readonly number[];
   /**
+   * Longest cooldown a `Retry-After` can start (ms): a worker that answers a failure status
+   * with `Retry-After: n` takes no request for `min(n s, maxCooldownMs)`, then is routed again by
+   * itself (see `CircuitBreaker.coolDown`). A worker cannot keep itself out of rotation for longer
+   * than this however large the header; 0 turns cooldowns off.
+   *
+   * @defaultValue 60000
+   */
+  readonly maxCooldownMs?: number;
+  /**
    * Also open when, over the last `ms` milliseconds, at least `minRequests` requests were seen
    * and the share that failed is at least `failureRate` (0 … 1) — for workers that fail often but
    * not several times in a row. Off by default. Costs two counters per outcome.
@@ -55,6 +64,7 @@ export interface ResolvedCircuitBreakerConfig {
   readonly openMs: number;
   readonly halfOpenMaxRequests: number;
   readonly failureStatuses: readonly number[];
+  readonly maxCooldownMs: number;
   readonly window: CircuitWindowConfig | undefined;
 }
 
@@ -90,6 +100,7 @@ export const CIRCUIT_BREAKER_OPTIONS = new OptionTable(
       readStatuses,
       '[408, 429, 500, 502, 503, 504]',
     ),
+    maxCooldownMs: duration(60_000, 0),
     // `null` or `false` turns a base's window off.
     window: custom<CircuitWindowConfig | undefined>(undefined, (field, value, fallback) =>
       value === null || value === false
@@ -134,6 +145,7 @@ export function sameCircuitBreakerConfig(
     a.halfOpenMaxRequests === b.halfOpenMaxRequests &&
     a.failureStatuses.length === b.failureStatuses.length &&
     a.failureStatuses.every((s, i) => s === b.failureStatuses[i]) &&
+    a.maxCooldownMs === b.maxCooldownMs &&
     a.window?.ms === b.window?.ms &&
     a.window?.minRequests === b.window?.minRequests &&
     a.window?.failureRate === b.window?.failureRate

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { fail } from '../core/options.js';
 import type { ResolvedCircuitBreakerConfig } from './circuit-breaker-config.js';
 import type { Clock } from './clock.js';
 import { FailureWindow } from './failure-window.js';
@@ -20,6 +21,11 @@ export interface CircuitBreakerSnapshot {
   readonly consecutiveFailures: number;
   readonly trialsInFlight: number;
   readonly disabled: boolean;
+  /**
+   * Time left, in ms, of the cooldown a `Retry-After` started ({@link CircuitBreaker.coolDown}):
+   * the worker takes no request until it is over, whatever the state. 0 when there is none.
+   */
+  readonly cooldownMs: number;
 }
 
 // Set by the class's static block.
@@ -33,11 +39,18 @@ let newBreaker: (config: ResolvedCircuitBreakerConfig, clock: Clock) => CircuitB
  *   last `window.ms` with at least `window.minRequests` requests.
  * - **open**: no request passes until `openMs` have elapsed; then the next read of
  *   {@link CircuitBreaker.state} or {@link CircuitBreaker.canExecute} finds it half-open (no timer
- *   per worker: the transition is evaluated lazily from the injected clock).
+ *   per worker: the transition is evaluated lazily from the injected clock). Evidence that the
+ *   worker is back ends the period at once ({@link CircuitBreaker.halfOpen}).
  * - **half_open**: at most `halfOpenMaxRequests` trial requests at a time; `successThreshold`
  *   successes close it, any failure reopens it.
  *
- * A disabled breaker is always closed and ignores outcomes.
+ * Apart from its state, a breaker can be **cooling down** ({@link CircuitBreaker.coolDown}): the
+ * worker answered a failure with a `Retry-After`, so it takes no request until that time has
+ * passed (at most `maxCooldownMs`). A cooldown is not a failure state: it moves no count, opens
+ * nothing and is not reported as a state change; it ends by itself, evaluated lazily from the
+ * clock like the open period.
+ *
+ * A disabled breaker is always closed, ignores outcomes and never cools down.
  *
  * @public
  */
@@ -49,7 +62,12 @@ export class CircuitBreaker {
   #halfOpenSuccesses = 0;
   #trialsInFlight = 0;
   #openedAt = 0;
-  /** Where the breaker mirrors "closed" for hot paths (the worker's runtime). */
+  /** Clock time at which the current cooldown ends; 0 while there is none. */
+  #coolUntil = 0;
+  /**
+   * Where the breaker mirrors "admits every request without being asked" — closed and not
+   * cooling down — for hot paths (the worker's runtime).
+   */
   #mirror: { breakerClosed: boolean } | undefined;
   /** +1 each time the breaker turns half-open; tags trial leases so late outcomes are recognised. */
   #generation = 0;
@@ -71,19 +89,19 @@ export class CircuitBreaker {
 
   /** The current state, after applying an elapsed open period. O(1). */
   get state(): CircuitState {
-    if (this.#state === 'open' && this.#clock() - this.#openedAt >= this.#config.openMs) {
-      this.#halfOpenSuccesses = 0;
-      this.#trialsInFlight = 0;
-      this.#generation++;
-      this.#moveTo('half_open');
-    }
+    if (this.#state === 'open' && this.#clock() - this.#openedAt >= this.#config.openMs)
+      this.#toHalfOpen();
     return this.#state;
   }
 
-  /** Whether a request may be sent now. Does not reserve a trial slot. O(1). */
+  /**
+   * Whether a request may be sent now: not cooling down, and closed or half-open with a free
+   * trial slot. Does not reserve a trial slot. O(1).
+   */
   canExecute(): boolean {
-    // Closed first: the common case reads one field (a disabled breaker never leaves closed).
-    if (this.#state === 'closed' || this.#config.disabled) return true;
+    // Closed first: the common case reads two fields (a disabled breaker never leaves closed).
+    if ((this.#state === 'closed' && this.#coolUntil === 0) || this.#config.disabled) return true;
+    if (this.#coolUntil !== 0 && this.#cooling()) return false;
     const state = this.state;
     if (state === 'closed') return true;
     return state === 'half_open' && this.#trialsInFlight < this.#config.halfOpenMaxRequests;
@@ -113,9 +131,27 @@ export class CircuitBreaker {
     }
   }
 
-  /** Closes the breaker and forgets every count. */
+  /** Closes the breaker and forgets every count, and ends a cooldown. */
   reset(): void {
+    this.#coolUntil = 0;
     this.#close();
+  }
+
+  /**
+   * Starts a cooldown: no request is admitted for `ms` (capped at `maxCooldownMs`), then the
+   * breaker admits requests again by itself as its state allows — evaluated lazily from the
+   * clock, no timer. A cooldown that would end sooner than the current one changes nothing. Not a
+   * failure: counts and state stay as they are and no `circuitChanged` is emitted. The router
+   * calls it when a worker answers a failure status with a `Retry-After`; a lease released with
+   * `retryAfterMs` does too. A disabled breaker, `maxCooldownMs: 0` and `ms` 0 do nothing.
+   *
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when `ms` is not a finite number ≥ 0.
+   *   Cost: O(1).
+   */
+  coolDown(ms: number): void {
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)
+      fail('ms', 'a finite number ≥ 0', ms);
+    this.#coolDown(ms);
   }
 
   /** Opens the breaker now, as if the failure threshold had been reached. A disabled breaker stays closed. */
@@ -124,23 +160,59 @@ export class CircuitBreaker {
     this.#open();
   }
 
-  /** A plain-data copy of the breaker's state. */
+  /**
+   * Ends an open period now, as if `openMs` had elapsed: an open breaker turns half-open, and its
+   * trial rules apply from here (`halfOpenMaxRequests` trials at a time, `successThreshold`
+   * successes close it, a failure reopens it for a full `openMs`). Does nothing to a closed or
+   * half-open breaker, nor to a disabled one. The router's health loop calls it when the worker
+   * shows it is back: it returns to `ready`, or a probe succeeds after one failed while the
+   * breaker was open. A cooldown in progress still holds requests off until it ends.
+   *
+   * Emits (through the breaker's observers, so as every router's `circuitChanged`): `open →
+   * half_open` when it moved. Cost: O(1).
+   */
+  halfOpen(): void {
+    if (this.#config.disabled || this.state !== 'open') return;
+    this.#toHalfOpen();
+  }
+
+  /**
+   * Time left of the current cooldown ({@link CircuitBreaker.coolDown}), in ms; 0 when there is
+   * none (one that has elapsed ends here). O(1).
+   */
+  get cooldownMs(): number {
+    return this.#coolUntil !== 0 && this.#cooling() ? this.#coolUntil - this.#clock() : 0;
+  }
+
+  /** A plain-data copy of the breaker's state (an elapsed open period or cooldown applied). */
   snapshot(): CircuitBreakerSnapshot {
     return {
       state: this.state,
       consecutiveFailures: this.#consecutiveFailures,
       trialsInFlight: this.#trialsInFlight,
       disabled: this.#config.disabled,
+      cooldownMs: this.cooldownMs,
     };
   }
 
   /**
-   * @internal Keeps `target.breakerClosed` equal to `state === 'closed'` from now on (a worker
-   * runtime); `undefined` detaches the breaker from its previous target.
+   * @internal Keeps `target.breakerClosed` equal to "closed and not cooling down" from now on (a
+   * worker runtime); `undefined` detaches the breaker from its previous target. The mirror moves
+   * when the state changes and when a cooldown starts or is found over; an open period or a
+   * cooldown that elapsed unobserved leaves it as it was (the next read applies it).
    */
   mirrorInto(target: { breakerClosed: boolean } | undefined): void {
     this.#mirror = target;
-    if (target !== undefined) target.breakerClosed = this.#state === 'closed';
+    if (target !== undefined) target.breakerClosed = this.#admitsAll();
+  }
+
+  /**
+   * @internal A lease ended with a failure whose response carried a `Retry-After` of `ms`:
+   * starts a cooldown, as {@link CircuitBreaker.coolDown}, for a value that is a finite
+   * number > 0; anything else (from outside, never trusted) is ignored.
+   */
+  coolDownAfter(ms: unknown): void {
+    if (typeof ms === 'number' && ms > 0 && ms <= Number.MAX_VALUE) this.#coolDown(ms);
   }
 
   /**
@@ -199,6 +271,9 @@ export class CircuitBreaker {
     const observers = previous.#observers;
     previous.#observers = [];
     for (const observer of observers) this.addObserver(observer);
+    // A cooldown in progress carries over (under this breaker's cap): the worker asked for it.
+    if (previous.#coolUntil !== 0 && previous.#cooling())
+      this.#coolDown(previous.#coolUntil - this.#clock());
     const from = previous.#state;
     if (from !== this.#state) this.#notify(from, this.#state);
   }
@@ -227,8 +302,39 @@ export class CircuitBreaker {
   #moveTo(to: CircuitState): void {
     const from = this.#state;
     this.#state = to;
-    if (this.#mirror !== undefined) this.#mirror.breakerClosed = to === 'closed';
+    this.#syncMirror();
     if (from !== to) this.#notify(from, to);
+  }
+
+  /** Closed and not cooling down: every request passes without asking. */
+  #admitsAll(): boolean {
+    return this.#state === 'closed' && this.#coolUntil === 0;
+  }
+
+  #syncMirror(): void {
+    const mirror = this.#mirror;
+    if (mirror === undefined) return;
+    const admits = this.#admitsAll();
+    // Only a change: the runtime's setter re-files the worker in its groups' histograms.
+    if (mirror.breakerClosed !== admits) mirror.breakerClosed = admits;
+  }
+
+  /** `ms` capped at `maxCooldownMs`; a later end than the current one wins. */
+  #coolDown(ms: number): void {
+    const cap = this.#config.maxCooldownMs;
+    if (this.#config.disabled || cap === 0 || !(ms > 0)) return;
+    const until = this.#clock() + Math.min(ms, cap);
+    if (until <= this.#coolUntil) return;
+    this.#coolUntil = until;
+    this.#syncMirror();
+  }
+
+  /** Whether a cooldown is still running; one that has elapsed ends here (lazily). */
+  #cooling(): boolean {
+    if (this.#clock() < this.#coolUntil) return true;
+    this.#coolUntil = 0;
+    this.#syncMirror();
+    return false;
   }
 
   #notify(from: CircuitState, to: CircuitState): void {
@@ -241,6 +347,14 @@ export class CircuitBreaker {
         // An observer must not break the lease or probe that moved the breaker.
       }
     }
+  }
+
+  /** A new half-open period: no trial in flight or succeeded yet, and a new trial tag. */
+  #toHalfOpen(): void {
+    this.#halfOpenSuccesses = 0;
+    this.#trialsInFlight = 0;
+    this.#generation++;
+    this.#moveTo('half_open');
   }
 
   #endTrial(): void {

@@ -22,6 +22,8 @@ interface Probed {
   failures: number;
   /** +1 on every replace: an answer for an older generation is discarded. */
   generation: number;
+  /** A probe failed while the worker's breaker was open, and none has succeeded since. */
+  failedWhileOpen: boolean;
   timer: ReturnType<typeof setTimeout> | undefined;
   /**
    * Whether this loop took the worker out of `ready` on failed probes and has not seen it ready
@@ -53,6 +55,11 @@ const TERMINAL: ReadonlySet<WorkerStatus> = new Set(['failed', 'draining']);
  * replaced worker, or one overtaken by a status set meanwhile, changes nothing. New workers are
  * probed at once, then every `startupIntervalMs` while on their way to ready (backing off while
  * a pending worker keeps failing), then every `intervalMs`.
+ *
+ * Probes also end an open breaker's wait: when the loop moves a worker from `not_ready` back to
+ * `ready`, or a probe succeeds after one failed while the worker's breaker was open, an open
+ * breaker turns half-open at once (`CircuitBreaker.halfOpen`), so a restarted engine gets trial
+ * requests within a probe interval rather than after `openMs`.
  */
 export class HealthLoop {
   readonly #registry: WorkerRegistry;
@@ -92,6 +99,7 @@ export class HealthLoop {
         successes: 0,
         failures: 0,
         generation: 0,
+        failedWhileOpen: false,
         timer: undefined,
         down: false,
         scope: undefined,
@@ -103,6 +111,7 @@ export class HealthLoop {
       probed.generation++;
       probed.successes = 0;
       probed.failures = 0;
+      probed.failedWhileOpen = false;
       probed.config = this.#configFor(worker);
       probed.scope?.abort();
       probed.stopped = false;
@@ -199,12 +208,27 @@ export class HealthLoop {
   #answer(probed: Probed, healthy: boolean, revision: number): void {
     const worker = this.#registry.get(probed.id);
     if (worker === undefined || worker.revision !== revision) return; // an answer about the past
+    this.#watchBreaker(probed, healthy, worker);
     const from = worker.status;
     // Made ready by someone else since this loop took it down: that comeback has passed.
     if (from === 'ready') probed.down = false;
     const to = this.#decide(probed, healthy, from);
     if (to !== undefined) void this.#commit(probed, from, to, revision); // never rejects
     this.#schedule(probed, this.#nextDelay(probed, healthy, from, to));
+  }
+
+  /**
+   * A probe that failed while the breaker was open, then one that succeeded: the worker is back,
+   * so an open breaker need not wait out `openMs` (a no-op on a breaker that is not open).
+   */
+  #watchBreaker(probed: Probed, healthy: boolean, worker: Worker): void {
+    const breaker = worker.circuitBreaker;
+    if (!healthy) {
+      if (breaker.state === 'open') probed.failedWhileOpen = true;
+    } else if (probed.failedWhileOpen) {
+      probed.failedWhileOpen = false;
+      breaker.halfOpen();
+    }
   }
 
   /**
@@ -270,6 +294,9 @@ export class HealthLoop {
         return; // a status set meanwhile wins
       }
       this.stats.transitions++;
+      // Back from not_ready: the worker serves again, so its breaker admits trials now.
+      if (from === 'not_ready' && to === 'ready')
+        this.#registry.get(probed.id)?.circuitBreaker.halfOpen();
       if (to === 'failed') {
         this.#stop(probed);
         if (probed.config.removeFailed) await this.#registry.remove(probed.id);

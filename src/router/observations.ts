@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { NoWorkerReason } from '../core/errors.js';
 import type { PolicyName } from '../policies/policy.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
 import type { Worker } from '../workers/worker.js';
@@ -101,6 +102,12 @@ export interface RetryScheduledEvent {
 export interface NoWorkerEvent {
   readonly type: 'noWorker';
   readonly model: string | undefined;
+  /**
+   * Why, as on the `NO_WORKER` error `execute` throws: `unknown_model` when no registered worker
+   * serves the model (for `selectPair`: no prefill or no decode worker is registered),
+   * `unavailable` when some do but none is available now.
+   */
+  readonly reason: NoWorkerReason;
 }
 
 /** A health probe answered (or failed, or timed out). @public */

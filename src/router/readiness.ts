@@ -5,6 +5,7 @@
  * @internal
  */
 import { FleetRouteError } from '../core/errors.js';
+import type { KeepAlive } from '../core/keep-alive.js';
 import { fail, readInteger, readObject, readString } from '../core/options.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import { MAX_MODEL_ID_LENGTH } from '../workers/worker-spec.js';
@@ -19,6 +20,13 @@ export interface ReadyOptions {
   readonly model?: string;
 }
 
+/** @internal `ready()`'s options, read. */
+export interface ReadCondition {
+  readonly minWorkers: number;
+  readonly model: string | undefined;
+  readonly signal: AbortSignal | undefined;
+}
+
 interface Waiter {
   readonly minWorkers: number;
   readonly model: string | undefined;
@@ -31,21 +39,25 @@ interface Waiter {
 /**
  * @internal The callers waiting for ready workers. `check()` runs after every registry event the
  * router sees; each waiter costs one pass over its model's workers, stopping at `minWorkers`.
+ * Each waiter holds `keepAlive` until it settles: the probes that will make workers ready run on
+ * `unref`'d timers, so without it a script awaiting `ready()` would exit before they do.
  */
 export class Readiness {
   readonly #registry: WorkerRegistry;
+  readonly #keepAlive: KeepAlive;
   readonly #waiters = new Set<Waiter>();
 
-  constructor(registry: WorkerRegistry) {
+  constructor(registry: WorkerRegistry, keepAlive: KeepAlive) {
     this.#registry = registry;
+    this.#keepAlive = keepAlive;
   }
 
   /**
-   * Resolves once `minWorkers` workers (of `model`) are `ready`.
+   * Reads `ready()`'s options, before anything starts.
    *
-   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad option (synchronously).
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad option.
    */
-  wait(options: ReadyOptions | undefined): Promise<void> {
+  read(options: ReadyOptions | undefined): ReadCondition {
     const o = readObject('ready options', options);
     const minWorkers = readInteger('ready.minWorkers', o.minWorkers, 1, 1, 1_000_000);
     const model =
@@ -53,6 +65,11 @@ export class Readiness {
     const signal = o.signal;
     if (signal !== undefined && !(signal instanceof AbortSignal))
       fail('ready.signal', 'an AbortSignal', signal);
+    return { minWorkers, model, signal };
+  }
+
+  /** Resolves once `minWorkers` workers (of `model`) are `ready`; never throws. */
+  wait({ minWorkers, model, signal }: ReadCondition): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#count(model, minWorkers) >= minWorkers) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
@@ -65,6 +82,7 @@ export class Readiness {
         onAbort: () => this.#settle(waiter, signal?.reason),
       };
       this.#waiters.add(waiter);
+      this.#keepAlive.hold();
       signal?.addEventListener('abort', waiter.onAbort, { once: true });
     });
   }
@@ -95,6 +113,7 @@ export class Readiness {
   /** Resolves (no reason) or rejects the waiter, once. */
   #settle(waiter: Waiter, ...reason: [unknown?]): void {
     if (!this.#waiters.delete(waiter)) return;
+    this.#keepAlive.release();
     waiter.signal?.removeEventListener('abort', waiter.onAbort);
     if (reason.length === 0) waiter.resolve();
     else waiter.reject(reason[0]);

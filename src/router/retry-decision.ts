@@ -1,6 +1,7 @@
 /**
  * The decision between the attempts of `Router.execute`: what a failed attempt looks like to it,
- * its signature, and the default one (exponential backoff with jitter, `Retry-After` honoured).
+ * its signature, and the default one (exponential backoff with jitter; at once after a
+ * `Retry-After`, which cools the worker down instead).
  *
  * @module
  */
@@ -42,7 +43,11 @@ export interface RetryStatusOutcome {
   readonly status: number;
   /** What `send` returned. */
   readonly response: unknown;
-  /** The response's `Retry-After` in ms (delay-seconds or an HTTP date), when it had a readable one. */
+  /**
+   * The response's `Retry-After` in ms (delay-seconds or an HTTP date), when it had a readable
+   * one. The worker is already cooling down for that long (capped by its breaker's
+   * `maxCooldownMs`); the next attempt goes to another worker.
+   */
   readonly retryAfterMs: number | undefined;
   /** The worker the attempt went to. */
   readonly worker: Worker;
@@ -106,13 +111,14 @@ export interface RetryEvent {
 
 /**
  * The decision a `Router` makes when `retry.shouldRetry` is not given: stop once `attempt`
- * reaches `maxAttempts`; otherwise wait the response's `Retry-After` capped at `maxBackoffMs`,
- * else `min(maxBackoffMs, initialBackoffMs × multiplier^(attempt − 1))` scaled by a random factor
- * in `[1 − jitter, 1 + jitter]` ({@link backoffDelay}).
+ * reaches `maxAttempts`; otherwise retry at once (0) after a response with a readable
+ * `Retry-After` — that worker is cooling down, the next attempt goes to another one — else wait
+ * `min(maxBackoffMs, initialBackoffMs × multiplier^(attempt − 1))` scaled by a random factor in
+ * `[1 − jitter, 1 + jitter]` ({@link backoffDelay}).
  *
  * @param config - retry settings; omitted fields take their defaults.
  * @param random - a source of numbers in [0, 1) for the jitter.
- * @returns the decision. Cost: one `random()` call per retry.
+ * @returns the decision. Cost: one `random()` call per retry that backs off.
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming the first bad field of `config`, or
  *   `random` when it is not a function.
  *
@@ -140,8 +146,8 @@ export function defaultDelay(
   random: () => number,
 ): number | false {
   if (attempt >= config.maxAttempts) return false;
-  const hint = outcome.kind === 'status' ? outcome.retryAfterMs : undefined;
-  return backoffDelay(config, attempt, random(), hint);
+  if (outcome.kind === 'status' && outcome.retryAfterMs !== undefined) return 0;
+  return backoffDelay(config, attempt, random());
 }
 
 /** @internal Whether a decision's answer is a usable delay: a finite number of ms in [0, 2³¹ − 1]. */

@@ -6,7 +6,7 @@
  * @internal
  */
 import { untilAborted } from '../core/abort.js';
-import { FleetRouteError } from '../core/errors.js';
+import { FleetRouteError, type NoWorkerReason } from '../core/errors.js';
 import { describe } from '../core/options.js';
 import type { SelectRequest } from '../policies/policy.js';
 import type { ResolvedRetryConfig } from '../resilience/retry-config.js';
@@ -50,7 +50,7 @@ export interface RetryObserver {
     cause: 'status' | 'error',
     status: number | undefined,
   ): void;
-  noWorker(): void;
+  noWorker(reason: NoWorkerReason): void;
 }
 
 export interface RetryHost {
@@ -60,6 +60,8 @@ export interface RetryHost {
   lease(worker: Worker): WorkerLease;
   /** Counts one attempt made, one retry scheduled, or one call that found no worker at all. */
   count(what: 'attempts' | 'retries' | 'noWorker'): void;
+  /** Why no worker was available for `request` (asked only when none was). */
+  noWorkerReason(request: SelectRequest): NoWorkerReason;
   readonly random: () => number;
   readonly shouldRetry: ShouldRetry | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
@@ -199,9 +201,12 @@ export class RetryLoop<T> {
         lease.release(status === undefined ? { ok: true } : { ok: true, status });
         return { kind: 'success', value };
       }
-      lease.release({ ok: false, status });
-      this.#response = { value };
+      // A Retry-After puts this worker in a cooldown (its breaker's), not the call in a wait.
       const hint = retryAfterMs(value);
+      lease.release(
+        hint === undefined ? { ok: false, status } : { ok: false, status, retryAfterMs: hint },
+      );
+      this.#response = { value };
       return { kind: 'status', status, response: value, retryAfterMs: hint, worker, request };
     } catch (thrown) {
       // An attempt the caller aborted says nothing about the worker.
@@ -253,13 +258,18 @@ export class RetryLoop<T> {
   }
 
   #noWorker(): FleetRouteError {
+    const request = this.#call.request;
+    const reason = this.#host.noWorkerReason(request);
     this.#host.count('noWorker');
-    this.#observer?.noWorker();
-    const model = this.#call.request.model;
-    return new FleetRouteError(
-      'NO_WORKER',
-      `no worker is available for model ${JSON.stringify(typeof model === 'string' ? model : '')}`,
-    );
+    this.#observer?.noWorker(reason);
+    const model = JSON.stringify(typeof request.model === 'string' ? request.model : '');
+    const why =
+      reason === 'unknown_model'
+        ? 'no registered worker serves it'
+        : 'none of its workers is available now';
+    return new FleetRouteError('NO_WORKER', `no worker is available for model ${model}: ${why}`, {
+      reason,
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * Backoff between the attempts of `Router.execute`: exponential with jitter, `Retry-After`
- * honoured up to the cap, and a sleep that an `AbortSignal` cancels.
+ * Backoff between the attempts of `Router.execute`: exponential with jitter (or a `Retry-After`
+ * up to the cap, for a decision that waits it), the `Retry-After` reader, and a sleep that an
+ * `AbortSignal` cancels.
  *
  * @module
  */
@@ -12,7 +13,9 @@ import type { ResolvedRetryConfig } from '../resilience/retry-config.js';
  * The delay before attempt `attempt + 1` (attempt ≥ 1 just failed), in ms:
  * `min(maxBackoffMs, initialBackoffMs × multiplier^(attempt − 1))` scaled by a random factor in
  * `[1 − jitter, 1 + jitter]`, or the server's `Retry-After` (capped at `maxBackoffMs`) when it
- * gave one.
+ * is given. The default decision does not pass it (after a `Retry-After` it retries at once on
+ * another worker, the one that sent it cooling down); a custom `retry.shouldRetry` that would
+ * rather wait it can.
  *
  * @param random - a number in [0, 1).
  * @param retryAfterMs - the server's `Retry-After`, in ms, if any.

@@ -78,8 +78,8 @@ export interface RouterRetryConfig extends RetryConfig {
    * but `false` or a number in [0, 2³¹ − 1] stops the call's retries, with one
    * `FLEETROUTE_RETRY_HOOK` process warning per function. Runs synchronously between attempts:
    * keep it cheap.
-   * @defaultValue `defaultShouldRetry` over the call's settings: `Retry-After` capped at
-   *   `maxBackoffMs`, else exponential backoff with jitter
+   * @defaultValue `defaultShouldRetry` over the call's settings: at once after a `Retry-After`
+   *   (that worker cools down instead), else exponential backoff with jitter
    */
   readonly shouldRetry?: ShouldRetry;
   /**
@@ -131,7 +131,8 @@ export interface RouterOptions {
   /**
    * Retries of `execute`: settings (a model's override from `registry.setModelRetryConfig` wins
    * field by field), the decision between attempts and its observer.
-   * @defaultValue 3 attempts, 50 ms × 2ⁿ⁻¹ up to 5 s, ±20 % jitter, `Retry-After` honoured
+   * @defaultValue 3 attempts, 50 ms × 2ⁿ⁻¹ up to 5 s, ±20 % jitter, at once after a
+   *   `Retry-After` (a per-worker cooldown)
    */
   readonly retry?: RouterRetryConfig;
   /**

@@ -6,7 +6,8 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import { AbortScopes } from '../core/abort.js';
-import { FleetRouteError } from '../core/errors.js';
+import { FleetRouteError, type NoWorkerReason } from '../core/errors.js';
+import { KeepAlive } from '../core/keep-alive.js';
 import { type Logger, log } from '../core/logger.js';
 import { fail } from '../core/options.js';
 import type { Policy, SelectRequest } from '../policies/policy.js';
@@ -80,6 +81,11 @@ export interface RouterStats {
   };
   /** Breaker state per worker id. */
   readonly circuits: Readonly<Record<string, CircuitState>>;
+  /**
+   * Workers cooling down after a `Retry-After` (`CircuitBreaker.coolDown`), by id: the time left
+   * in ms. Workers without a cooldown are absent.
+   */
+  readonly cooldowns: Readonly<Record<string, number>>;
 }
 
 /**
@@ -101,7 +107,10 @@ export interface RouterStats {
  *   called (`cache_aware` forgets what it believed that engine's cache held) and
  *   `workerRestarted` is emitted.
  * - **Breakers**: `circuitBreaker` becomes every worker's default; state changes are emitted as
- *   `circuitChanged` events.
+ *   `circuitChanged` events. When the health loop sees a worker back (`not_ready` → `ready`, or
+ *   a successful probe after one failed while its breaker was open), an open breaker turns
+ *   half-open at once instead of waiting out `openMs`. A failure answered with a `Retry-After`
+ *   cools that worker down for that long (`maxCooldownMs` at most).
  * - **Leases**: `select` increments the chosen worker's `load`; `lease.release(outcome)` takes it
  *   back exactly once and feeds the breaker. A lease garbage-collected without release is
  *   released by a finaliser and, outside production, reported.
@@ -159,6 +168,12 @@ export class Router {
    * is picked up by itself.
    */
   readonly #overrides = new WeakMap<RetryConfig, ResolvedRetryConfig>();
+  /**
+   * Holds the process open while a caller awaits something that no ref'd handle of ours or of
+   * the transport would: `ready()` waits, `pollLoads()` rounds. Every background timer stays
+   * `unref`'d; this one exists only while somebody waits.
+   */
+  readonly #keepAlive = new KeepAlive();
   readonly #readiness: Readiness;
   readonly #breakers: BreakerWatch;
   readonly #leaks: FinalizationRegistry<LeaseState> | undefined;
@@ -181,7 +196,7 @@ export class Router {
     // Checked (and resolved) by resolveRouterOptions; written as is.
     if (o.circuitBreaker !== undefined)
       registryInternals.claimBreakerDefaults(o.registry, this, o.circuitBreaker);
-    this.#readiness = new Readiness(o.registry);
+    this.#readiness = new Readiness(o.registry, this.#keepAlive);
     this.#breakers = new BreakerWatch((worker, from, to) => this.#circuitChanged(worker, from, to));
     this.#discovery =
       o.discoverModels && o.transport.models !== undefined
@@ -226,6 +241,7 @@ export class Router {
       pick: (request, tried) => this.#pick(request, tried, tried.size + 1),
       lease: (worker) => this.#lease(worker),
       count: (what) => this.#count(what),
+      noWorkerReason: (request) => this.#noWorkerReason(request),
       random: o.random,
       shouldRetry: o.shouldRetry,
       onRetry: o.onRetry,
@@ -288,7 +304,9 @@ export class Router {
    * `model`, when given (wildcard workers count for every model) — are `ready`. Starts the router
    * if it has not started. New workers are probed at once and then every
    * `health.startupIntervalMs` (500 ms by default) until they settle, so with the default
-   * thresholds a healthy fleet is routable about half a second after `start()`.
+   * thresholds a healthy fleet is routable about half a second after `start()`. While it waits,
+   * the router holds the process open (one ref'd timer for all waiters, gone when the last one
+   * settles), so a script may `await` it before anything else keeps the event loop busy.
    *
    * @example
    * ```ts
@@ -303,9 +321,9 @@ export class Router {
   ready(options?: ReadyOptions): Promise<void> {
     if (this.#closed) return Promise.reject(new FleetRouteError('CLOSED', 'the router is closed'));
     try {
-      const waiting = this.#readiness.wait(options);
+      const condition = this.#readiness.read(options);
       this.start();
-      return waiting;
+      return this.#readiness.wait(condition);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -353,7 +371,7 @@ export class Router {
     const worker = this.#pick(req, undefined, 1);
     if (worker === undefined) {
       this.#noWorker++;
-      if (this.#listening.noWorker !== 0) this.#observeNoWorker(req);
+      if (this.#listening.noWorker !== 0) this.#observeNoWorker(req, this.#noWorkerReason(req));
       return undefined;
     }
     return this.#lease(worker);
@@ -392,7 +410,11 @@ export class Router {
     });
     if (pair === undefined) {
       this.#noWorker++;
-      if (this.#listening.noWorker !== 0) this.#observeNoWorker(req);
+      if (this.#listening.noWorker !== 0) {
+        const known =
+          registry.getPrefillWorkers().length > 0 && registry.getDecodeWorkers().length > 0;
+        this.#observeNoWorker(req, known ? 'unavailable' : 'unknown_model');
+      }
       return undefined;
     }
     return { prefill: this.#lease(pair.prefill), decode: this.#lease(pair.decode) };
@@ -407,14 +429,18 @@ export class Router {
    * once (for instance a stream that broke after its first bytes reached the client).
    * After any other failure, while attempts remain (`retry.maxAttempts`, or the model's override
    * from `registry.setModelRetryConfig`), `retry.shouldRetry` decides: a delay, reported to
-   * `retry.onRetry` and then waited, before another worker is tried, or a stop. By default it
-   * waits the response's `Retry-After` up to `maxBackoffMs`, else exponential backoff with jitter
+   * `retry.onRetry` and then waited, before another worker is tried, or a stop. By default a
+   * response with a readable `Retry-After` is retried at once on another worker — the worker that
+   * sent it cools down for that long (its breaker's `maxCooldownMs` at most) and no call is sent
+   * to it meanwhile — and any other failure after exponential backoff with jitter
    * (`defaultShouldRetry`).
    *
    * @returns the first successful result; when every attempt failed, the last response that had
    *   a status.
    * @throws the last error when no attempt returned a status; {@link FleetRouteError} `NO_WORKER`
-   *   when no worker was available at all; the signal's reason as soon as `signal` aborts (the
+   *   when no worker was available at all, with its `reason`: `unknown_model` (no registered
+   *   worker serves the model) or `unavailable` (none of them is available now); the signal's
+   *   reason as soon as `signal` aborts (the
    *   backoff is cancelled; a `send` that ignores its signal is abandoned and its late outcome
    *   ignored); `CLOSED` when the router closes; `INVALID_ARGUMENT` for a `request` that is not
    *   an object, a `send` that is not a function or a `signal` that is not an `AbortSignal`.
@@ -451,17 +477,23 @@ export class Router {
 
   /**
    * Runs one load-polling round now; resolves when its reports are delivered (at once when
-   * polling is off), or when the router closes.
+   * polling is off), or when the router closes. Keeps the process alive while it runs (the polls'
+   * deadlines are background timers that would not).
    */
   async pollLoads(): Promise<void> {
-    await this.#loads?.poll();
+    if (this.#loads !== undefined) await this.#keepAlive.during(this.#loads.poll());
   }
 
-  /** Counters, per-worker breaker states, health and polling figures. O(n). */
+  /** Counters, per-worker breaker states and cooldowns, health and polling figures. O(n). */
   stats(): RouterStats {
     const circuits: Record<string, CircuitState> = {};
-    for (const worker of this.#o.registry.getAll())
-      circuits[worker.id] = worker.circuitBreaker.state;
+    const cooldowns: Record<string, number> = {};
+    for (const worker of this.#o.registry.getAll()) {
+      const breaker = worker.circuitBreaker;
+      circuits[worker.id] = breaker.state;
+      const cooldownMs = breaker.cooldownMs;
+      if (cooldownMs > 0) cooldowns[worker.id] = cooldownMs;
+    }
     const h = this.#health?.stats;
     const l = this.#loads?.stats;
     const d = this.#discovery?.stats;
@@ -490,6 +522,7 @@ export class Router {
         failures: d?.failures ?? 0,
       },
       circuits,
+      cooldowns,
     };
   }
 
@@ -698,9 +731,18 @@ export class Router {
     return value;
   }
 
-  #observeNoWorker(request: SelectRequest): void {
+  #observeNoWorker(request: SelectRequest, reason: NoWorkerReason): void {
     const model = typeof request.model === 'string' ? request.model : undefined;
-    this.#observe('noWorker', { type: 'noWorker', model });
+    this.#observe('noWorker', { type: 'noWorker', model, reason });
+  }
+
+  /**
+   * Why no worker was available for `request`: `unknown_model` when no registered worker serves
+   * its model (wildcard workers serve every model), else `unavailable`. O(1).
+   */
+  #noWorkerReason(request: SelectRequest): NoWorkerReason {
+    const model = typeof request.model === 'string' ? request.model : undefined;
+    return this.#o.registry.getByModel(model).length === 0 ? 'unknown_model' : 'unavailable';
   }
 
   /** A call's observer: built per call, and only while someone listens. */
@@ -734,8 +776,9 @@ export class Router {
         };
         this.#observe('retry', event);
       },
-      noWorker: () => {
-        if (this.#listening.noWorker !== 0) this.#observe('noWorker', { type: 'noWorker', model });
+      noWorker: (reason) => {
+        if (this.#listening.noWorker !== 0)
+          this.#observe('noWorker', { type: 'noWorker', model, reason });
       },
     };
   }

@@ -17,6 +17,13 @@ import type { WorkerRuntime } from './worker-runtime.js';
 export interface LeaseOutcome {
   readonly ok: boolean;
   readonly status?: number;
+  /**
+   * The response's `Retry-After`, in ms (`Router.execute` passes what it read). With a failure,
+   * the worker cools down for that long (capped by its breaker's `maxCooldownMs`): no request is
+   * routed to it until then (`CircuitBreaker.coolDown`). Ignored with a success, and when it is
+   * not a number > 0.
+   */
+  readonly retryAfterMs?: number;
 }
 
 /**
@@ -80,10 +87,9 @@ export class LeaseState {
     const breaker = this.#breaker;
     if (breaker !== rt.breaker) return true;
     const given = typeof outcome === 'object' && outcome !== null;
-    breaker.settle(
-      this.#trial,
-      !given ? 'none' : isFailure(outcome, breaker.config.failureStatuses) ? 'failure' : 'success',
-    );
+    const failed = given && isFailure(outcome, breaker.config.failureStatuses);
+    breaker.settle(this.#trial, !given ? 'none' : failed ? 'failure' : 'success');
+    if (failed && outcome.retryAfterMs !== undefined) breaker.coolDownAfter(outcome.retryAfterMs);
     return true;
   }
 }

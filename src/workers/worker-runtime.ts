@@ -56,8 +56,11 @@ export class WorkerRuntime {
   }
 
   /**
-   * Mirror of `breaker.state === 'closed'`, kept by the breaker itself, so the common case of an
-   * availability check never touches the breaker object (one cache miss less per candidate).
+   * Mirror of "the breaker admits every request without being asked": closed and not cooling
+   * down after a `Retry-After`. Kept by the breaker itself, so the common case of an availability
+   * check never touches the breaker object (one cache miss less per candidate). `false` leaves
+   * the worker out of its groups' load histograms; a breaker whose open period or cooldown has
+   * elapsed moves it back when next asked ({@link WorkerRuntime.canExecute}).
    */
   get breakerClosed(): boolean {
     return this.#breakerClosed;

@@ -3,7 +3,9 @@ import {
   ERROR_MESSAGES,
   FleetRouteError,
   type FleetRouteErrorCode,
-  type WorkerRegistry,
+  type NoWorkerReason,
+  Router,
+  WorkerRegistry,
 } from '../../src/index.js';
 import { recordedRegistry } from '../support/fixtures.js';
 
@@ -22,7 +24,7 @@ const ALL_CODES: readonly FleetRouteErrorCode[] = [
 
 /** Codes thrown outside the registry, covered where they are thrown. */
 const ELSEWHERE: readonly FleetRouteErrorCode[] = [
-  'NO_WORKER', // Router.execute: test/router/execute.test.ts
+  'NO_WORKER', // Router.execute: NO_WORKER_TRIGGERS below, and test/router/execute.test.ts
   'TRANSPORT_FAILED', // fleetroute/http models(): test/transport/http
   'MISSING_DEPENDENCY', // fleetroute/kv-events without @msgpack/msgpack: scripts/check-consumers.mjs
 ];
@@ -75,6 +77,29 @@ const TRIGGERS: readonly Trigger[] = [
   },
 ];
 
+const ALL_REASONS: readonly NoWorkerReason[] = ['unknown_model', 'unavailable'];
+
+interface ReasonTrigger {
+  readonly reason: NoWorkerReason;
+  readonly message: RegExp;
+  /** Registers the fleet the request for model `m` finds. */
+  readonly fleet: (registry: WorkerRegistry) => Promise<unknown>;
+}
+
+/** One row per `NO_WORKER` reason, thrown by the real `Router.execute` for model `m`. */
+const NO_WORKER_TRIGGERS: readonly ReasonTrigger[] = [
+  {
+    reason: 'unknown_model',
+    message: /^no worker is available for model "m": no registered worker serves it$/,
+    fleet: (registry) => registry.register({ url: 'http://a:8000', models: ['other'] }),
+  },
+  {
+    reason: 'unavailable',
+    message: /^no worker is available for model "m": none of its workers is available now$/,
+    fleet: (registry) => registry.register({ url: 'http://a:8000', models: ['m'] }), // pending
+  },
+];
+
 describe('FleetRouteError', () => {
   it('has a registry throw site for every registry code, and this table covers each one', () => {
     // Arrange
@@ -117,6 +142,51 @@ describe('FleetRouteError', () => {
       expect(registry.snapshot()).toEqual(before);
     },
   );
+
+  it('NO_WORKER_TRIGGERS covers every NO_WORKER reason', () => {
+    expect(NO_WORKER_TRIGGERS.map((t) => t.reason).sort()).toEqual([...ALL_REASONS].sort());
+  });
+
+  it.each(NO_WORKER_TRIGGERS)(
+    'Router.execute throws NO_WORKER with reason $reason and a message that says it',
+    async ({ reason, message, fleet }) => {
+      // Arrange
+      const registry = await WorkerRegistry.create();
+      await fleet(registry);
+      const router = new Router({
+        registry,
+        transport: { probe: async () => true },
+        health: false,
+      });
+
+      // Act
+      const error = await router
+        .execute({ model: 'm' }, async () => ({ status: 200 }))
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      await router.close();
+      registry.close();
+
+      // Assert
+      expect(FleetRouteError.is(error, 'NO_WORKER')).toBe(true);
+      const typed = error as FleetRouteError;
+      expect(typed.reason).toBe(reason);
+      expect(typed.message).toMatch(message);
+    },
+  );
+
+  it.each(ALL_CODES)('a %s error keeps the reason it was built with only for NO_WORKER', (code) => {
+    // Act
+    const withReason = new FleetRouteError(code, undefined, { reason: 'unavailable' });
+    const without = new FleetRouteError(code);
+
+    // Assert
+    expect(withReason.reason).toBe(code === 'NO_WORKER' ? 'unavailable' : undefined);
+    expect(without.reason).toBeUndefined();
+    expect('cause' in withReason).toBe(false);
+  });
 
   it.each(ALL_CODES)('a %s error built without a message carries its default message', (code) => {
     // Act

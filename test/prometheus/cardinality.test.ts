@@ -53,6 +53,7 @@ const ALLOWED: Record<string, ReadonlySet<string>> = {
     'draining',
   ]),
   status: new Set(['pending', 'ready', 'not_ready', 'failed', 'draining']),
+  reason: new Set(['unknown_model', 'unavailable']),
 };
 
 /** The metric family of a sample (histogram series folded) and its labels without `le`. */
@@ -157,7 +158,9 @@ describe('label cardinality', () => {
     expect(sets.get('fleetroute_worker_status')?.size).toBe(WORKERS.length * 5);
     expect(sets.get('fleetroute_workers')?.size).toBe(MODELS.length * 5);
     // Models: the registry's, plus '' and other — never a request's string.
-    expect(sets.get('fleetroute_no_worker_total')).toEqual(new Set(['model=other']));
+    expect(sets.get('fleetroute_no_worker_total')).toEqual(
+      new Set(['model=other,reason=unknown_model']),
+    );
     const models = new Set(scrape.series('fleetroute_decisions_total').map((s) => s.labels.model));
     expect(models).toEqual(new Set(['m', 'c', 'other']));
     // Every family: at most the product of its labels' fixed sets.
@@ -167,7 +170,9 @@ describe('label cardinality', () => {
       expect(set.size, family).toBeLessThanOrEqual(bound(scrape, family));
     }
     expect(total).toBeLessThan(200);
-    expect(scrape.value('fleetroute_no_worker_total', { model: 'other' })).toBe(5_000);
+    expect(
+      scrape.value('fleetroute_no_worker_total', { model: 'other', reason: 'unknown_model' }),
+    ).toBe(5_000);
   });
 
   it('property: any model string or prompt yields only allowed label values, and the text still parses', async () => {

@@ -135,7 +135,9 @@ describe('createPrometheusMetrics', () => {
     expect(s.value('fleetroute_cache_match_ratio_bucket', { ...cache, le: '0.8' })).toBe(
       matched.filter((m) => m <= 0.8).length,
     );
-    expect(s.value('fleetroute_no_worker_total', { model: 'other' })).toBe(1);
+    expect(s.value('fleetroute_no_worker_total', { model: 'other', reason: 'unknown_model' })).toBe(
+      1,
+    );
     expect(s.series('fleetroute_no_worker_total')).toHaveLength(1);
     expect(
       s.value('fleetroute_decisions_total', { model: 'other', policy: 'passthrough', branch: '' }),
@@ -205,7 +207,23 @@ describe('createPrometheusMetrics', () => {
     expect(withC).toEqual([]);
     router.select({ model: 'c', text: TEXT })?.release(); // now an unknown model
     s = await server.scrape();
-    expect(s.value('fleetroute_no_worker_total', { model: 'other' })).toBe(1);
+    expect(s.value('fleetroute_no_worker_total', { model: 'other', reason: 'unknown_model' })).toBe(
+      1,
+    );
+  });
+
+  it('no worker is counted by reason: unknown_model for a model nobody serves, unavailable when its workers are down', async () => {
+    const { router, workers, server, w0, w1, w2 } = await fleet();
+    router.select({ model: 'not-served' })?.release();
+    for (const w of [w0, w1, w2]) await workers.transitionStatus(w.id, 'not_ready');
+    router.select({ model: 'm' })?.release();
+    router.select({ model: 'm' })?.release();
+
+    const s = await server.scrape();
+    expect(s.value('fleetroute_no_worker_total', { model: 'other', reason: 'unknown_model' })).toBe(
+      1,
+    );
+    expect(s.value('fleetroute_no_worker_total', { model: 'm', reason: 'unavailable' })).toBe(2);
   });
 
   it('health probes, status changes and load polls are counted by result', async () => {

@@ -15,6 +15,7 @@ describe('resolveCircuitBreakerConfig', () => {
       openMs: 30_000,
       halfOpenMaxRequests: 1,
       failureStatuses: [408, 429, 500, 502, 503, 504],
+      maxCooldownMs: 60_000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

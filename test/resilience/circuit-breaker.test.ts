@@ -32,6 +32,7 @@ describe('CircuitBreaker: closed', () => {
       consecutiveFailures: 0,
       trialsInFlight: 0,
       disabled: false,
+      cooldownMs: 0,
     });
   });
 
@@ -245,6 +246,7 @@ describe('CircuitBreaker: disabled, forceOpen, reset', () => {
       consecutiveFailures: 0,
       trialsInFlight: 0,
       disabled: true,
+      cooldownMs: 0,
     });
   });
 
@@ -308,6 +310,7 @@ describe('CircuitBreaker: disabled, forceOpen, reset', () => {
       openMs: 30_000,
       halfOpenMaxRequests: 1,
       failureStatuses: [408, 429, 500, 502, 503, 504],
+      maxCooldownMs: 60_000,
     });
   });
 });

@@ -11,6 +11,20 @@ import { routerFleet } from '../support/router-fleet.js';
 
 const fleet = routerFleet;
 
+/**
+ * What `promise` settled with, given only microtasks (fake time does not move): a call that would
+ * wait a timer fails here at once instead of hanging.
+ */
+async function withoutWaiting<T>(promise: Promise<T>): Promise<T> {
+  let settled = false;
+  const tracked = promise.finally(() => {
+    settled = true;
+  });
+  for (let i = 0; i < 1_000 && !settled; i++) await Promise.resolve();
+  expect(settled, 'the call settled without waiting').toBe(true);
+  return tracked;
+}
+
 describe('Router.execute', () => {
   beforeEach(() => {
     vi.useFakeTimers();
@@ -148,19 +162,96 @@ describe('Router.execute', () => {
     await router.close();
   });
 
-  it('honours Retry-After (seconds) up to maxBackoffMs', async () => {
-    const { router } = await fleet(3, {
+  it('a 429 with Retry-After: 1 from A: the call succeeds on B at once, and A takes no request until the clock passes 1 s', async () => {
+    // Arrange: two workers; whichever is tried first (A) answers 429 with Retry-After: 1.
+    const delays: number[] = [];
+    const { router, workers } = await fleet(2, {
+      retry: { maxAttempts: 3, initialBackoffMs: 1_000, onRetry: (e) => delays.push(e.delayMs) },
+    });
+    const retries: number[] = [];
+    const circuits: unknown[] = [];
+    router.on('retry', (e) => retries.push(e.delayMs));
+    router.on('circuitChanged', (e) => circuits.push(e));
+    const sent: Worker[] = [];
+    const start = Date.now();
+
+    // Act
+    const result = await withoutWaiting(
+      router.execute({ model: 'm' }, async (worker) => {
+        sent.push(worker);
+        return sent.length === 1
+          ? { status: 429, headers: new Headers({ 'retry-after': '1' }) }
+          : { status: 200 };
+      }),
+    );
+
+    // Assert: B answered, with no wait in between (fake time never moved).
+    const [a, b] = sent as [Worker, Worker];
+    expect(result.status).toBe(200);
+    expect(b).not.toBe(a);
+    expect(delays).toEqual([0]);
+    expect(retries).toEqual([0]);
+    expect(Date.now()).toBe(start);
+    // A cools down: not available, its breaker closed and unmoved, the time left in its snapshot.
+    expect(a.isAvailable()).toBe(false);
+    expect(a.circuitBreaker.canExecute()).toBe(false);
+    expect(a.circuitBreaker.state).toBe('closed');
+    expect(a.toJSON().circuitBreaker.cooldownMs).toBe(1_000);
+    expect(router.stats().cooldowns).toEqual({ [a.id]: 1_000 });
+    expect(circuits).toEqual([]);
+    const picks = (n: number) =>
+      Array.from({ length: n }, () => {
+        const lease = router.select({ model: 'm' });
+        lease?.release({ ok: true, status: 200 });
+        return lease?.worker;
+      });
+    expect(picks(6)).toEqual(Array(6).fill(b));
+    vi.advanceTimersByTime(999);
+    expect(picks(6)).toEqual(Array(6).fill(b));
+    expect(a.circuitBreaker.snapshot().cooldownMs).toBe(1);
+
+    vi.advanceTimersByTime(1); // the cooldown is over: A is routed again, by itself
+    expect(picks(6)).toContain(a);
+    expect(a.isAvailable()).toBe(true);
+    expect(a.circuitBreaker.snapshot().cooldownMs).toBe(0);
+    expect(router.stats().cooldowns).toEqual({});
+    expect(circuits).toEqual([]);
+    expect(workers.map((w) => w.load)).toEqual([0, 0]);
+    await router.close();
+  });
+
+  it('a Retry-After cooldown is capped by the breaker’s maxCooldownMs, and maxCooldownMs: 0 turns it off', async () => {
+    const answer =
+      (retryAfter: string) =>
+      async (_w: Worker, { attempt }: { attempt: number }) =>
+        attempt === 1 ? { status: 503, headers: { 'retry-after': retryAfter } } : { status: 200 };
+    const capped = await fleet(2, { circuitBreaker: { maxCooldownMs: 5_000 } });
+    await withoutWaiting(capped.router.execute({ model: 'm' }, answer('3600')));
+    expect(capped.workers.map((w) => w.circuitBreaker.snapshot().cooldownMs).sort()).toEqual([
+      0, 5_000,
+    ]);
+    await capped.router.close();
+
+    const off = await fleet(2, { circuitBreaker: { maxCooldownMs: 0 } });
+    await withoutWaiting(off.router.execute({ model: 'm' }, answer('30')));
+    expect(off.workers.map((w) => w.isAvailable())).toEqual([true, true]);
+    await off.router.close();
+  });
+
+  it('without Retry-After, a failure status still backs off exponentially and starts no cooldown', async () => {
+    const { router, workers } = await fleet(3, {
       retry: { maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 5_000 },
     });
     const times: number[] = [];
     const start = Date.now();
-    const promise = router.execute({ model: 'm' }, async (_w, { attempt }) => {
+    const promise = router.execute({ model: 'm' }, async () => {
       times.push(Date.now() - start);
-      return { status: 429, headers: new Headers({ 'retry-after': attempt === 1 ? '2' : '60' }) };
+      return { status: 503 };
     });
     await vi.runAllTimersAsync();
     await promise;
-    expect(times).toEqual([0, 2_000, 7_000]);
+    expect(times).toEqual([0, 10, 30]);
+    expect(workers.map((w) => w.circuitBreaker.snapshot().cooldownMs)).toEqual([0, 0, 0]);
     await router.close();
   });
 

@@ -167,12 +167,46 @@ describe('Router observations', () => {
       code: 'NO_WORKER',
     });
     expect(seen).toEqual([
-      { type: 'noWorker', model: 'gone' },
-      { type: 'noWorker', model: 'pd' },
-      { type: 'noWorker', model: 'x' },
+      { type: 'noWorker', model: 'gone', reason: 'unknown_model' },
+      { type: 'noWorker', model: 'pd', reason: 'unknown_model' },
+      { type: 'noWorker', model: 'x', reason: 'unknown_model' },
     ]);
     expect(ends).toMatchObject([
       { type: 'executed', outcome: 'no_worker', model: 'x', attempts: 0 },
+    ]);
+  });
+
+  it('no worker: the reason is unavailable when workers serve the model but none is available', async () => {
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    const router = new Router({
+      registry,
+      transport: { probe: async () => true },
+      health: false,
+      loadPolling: false,
+    });
+    open.push(router, registry);
+    router.start();
+    const m = await registry.register({ url: 'http://m:8000', models: ['m'] });
+    const wildcard = await registry.register({ url: 'http://any:8000' });
+    const prefill = await registry.register({ url: 'http://p:8000', type: 'prefill' });
+    const decode = await registry.register({ url: 'http://d:8000', type: 'decode' });
+    for (const w of [m, wildcard, prefill, decode])
+      await registry.transitionStatus(w.id, 'not_ready');
+    const seen = record(router, 'noWorker');
+
+    expect(router.select({ model: 'm' })).toBeUndefined();
+    expect(router.select({ model: 'served-by-the-wildcard' })).toBeUndefined();
+    expect(router.selectPair({})).toBeUndefined();
+    const error = await router
+      .execute({ model: 'm' }, async () => ({ status: 200 }))
+      .catch((e: unknown) => e);
+
+    expect(error).toMatchObject({ code: 'NO_WORKER', reason: 'unavailable' });
+    expect(seen.map((e) => (e.type === 'noWorker' ? e.reason : e.type))).toEqual([
+      'unavailable',
+      'unavailable',
+      'unavailable',
+      'unavailable',
     ]);
   });
 

@@ -1,7 +1,7 @@
 /**
- * `defaultShouldRetry`: the decision a router makes between attempts when none is given —
- * Retry-After capped at maxBackoffMs, else exponential backoff with jitter, and a stop at
- * maxAttempts.
+ * `defaultShouldRetry`: the decision a router makes between attempts when none is given — at
+ * once after a Retry-After (the worker that sent it cools down instead), else exponential backoff
+ * with jitter, and a stop at maxAttempts.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -52,8 +52,8 @@ describe('defaultShouldRetry', () => {
     ['the lowest jitter takes 20 % off', error, 1, 0, 80],
     ['the highest jitter adds 20 %', error, 1, 0.999_999, 120],
     ['a status without Retry-After backs off the same way', () => status(503), 2, 0.5, 200],
-    ['Retry-After wins over the backoff, without jitter', () => status(429, 500), 1, 0, 500],
-    ['Retry-After is capped at maxBackoffMs', () => status(503, 60_000), 1, 0.5, 1_000],
+    ['a Retry-After retries at once: that worker cools down', () => status(429, 500), 1, 0, 0],
+    ['a long Retry-After retries at once too', () => status(503, 60_000), 2, 0.5, 0],
     ['Retry-After: 0 retries at once', () => status(503, 0), 3, 0.5, 0],
     ['the last of maxAttempts stops', error, 4, 0.5, false],
     ['a status after the last attempt stops too', () => status(503, 10), 4, 0.5, false],
@@ -65,14 +65,22 @@ describe('defaultShouldRetry', () => {
     else expect(delay).toBeCloseTo(expected, 3);
   });
 
-  it('agrees with backoffDelay on every attempt but the last', () => {
+  it('agrees with backoffDelay on every attempt but the last, and retries at once after a Retry-After', () => {
     const resolved = resolveRetryConfig({ ...config, maxAttempts: 30 });
     const decide = defaultShouldRetry(resolved, () => 0.3);
     for (let attempt = 1; attempt < 30; attempt++) {
       expect(decide(error(), attempt)).toBe(backoffDelay(resolved, attempt, 0.3));
-      expect(decide(status(502, 250), attempt)).toBe(backoffDelay(resolved, attempt, 0.3, 250));
+      expect(decide(status(502), attempt)).toBe(backoffDelay(resolved, attempt, 0.3));
+      expect(decide(status(502, 250), attempt)).toBe(0);
     }
     expect(decide(error(), 30)).toBe(false);
+    expect(decide(status(502, 250), 30)).toBe(false);
+  });
+
+  it('backoffDelay still caps a Retry-After at maxBackoffMs, for a decision that waits it', () => {
+    const resolved = resolveRetryConfig(config);
+    expect(backoffDelay(resolved, 1, 0, 500)).toBe(500);
+    expect(backoffDelay(resolved, 1, 0.5, 60_000)).toBe(1_000);
   });
 
   it('draws one random number per retry and none for a stop', () => {
@@ -89,7 +97,8 @@ describe('defaultShouldRetry', () => {
   it('fills the documented defaults: 3 attempts, 50 ms × 2ⁿ⁻¹, ±20 %, 5 s cap', () => {
     const decide = defaultShouldRetry(undefined, () => 0.5);
     expect([1, 2, 3].map((n) => decide(error(), n))).toEqual([50, 100, false]);
-    expect(decide(status(503, 3_600_000), 1)).toBe(5_000);
+    expect(decide(status(503), 1)).toBe(50);
+    expect(decide(status(503, 3_600_000), 1)).toBe(0);
   });
 
   it.each<[string, unknown, unknown]>([

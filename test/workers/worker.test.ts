@@ -308,6 +308,7 @@ describe('Worker: toJSON', () => {
         consecutiveFailures: 0,
         trialsInFlight: 0,
         disabled: false,
+        cooldownMs: 0,
       },
     });
     expect('dpRank' in info).toBe(false);
