@@ -197,7 +197,7 @@ export class ForwardedCall {
       // A request naming no model is never "unknown": the fleet is just not ready for it.
       const unknown =
         model !== undefined &&
-        ((error as { reason?: unknown }).reason === 'unknown_model' ||
+        (error.reason === 'unknown_model' ||
           this.#o.router.registry.getByModel(model).length === 0);
       if (unknown)
         return errorAnswer(

@@ -40,7 +40,7 @@ export interface GatewayOptions {
   readonly engines?: number;
   readonly engine?: StandInEngineOptions;
   readonly handler?: Omit<OpenAIHandlerOptions, 'router'>;
-  readonly router?: Partial<Omit<RouterOptions, 'registry' | 'transport'>>;
+  readonly router?: Partial<Omit<RouterOptions, 'registry'>>;
 }
 
 /** Engines all ready (no health loop), a router in front, the front on a real server. */
