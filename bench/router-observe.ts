@@ -4,11 +4,15 @@
  * the time a `decision` listener adds. 2,048 ready workers, `round_robin` (the cheapest pick, so
  * the overhead shows most) and `cache_aware` (4 KB prompts sharing 75 % prefixes).
  *
+ * Then `router.execute` over 64 workers with a `send` that answers at once and reports its first
+ * token and its usage, as a streaming proxy does: with nobody listening, and with a `firstToken`
+ * and a `usage` listener.
+ *
  * Targets: ≤ 1.05× the reference with no listener; ≤ 300 ns added by one listener.
  */
 import { createPolicy, type Policy, Router, WorkerRegistry } from '../src/index.js';
 import { seededRandom, workerUrls } from './fixtures.js';
-import { emit, fmt, timeOps } from './harness.js';
+import { emit, fmt, median, nowNs, timeOps } from './harness.js';
 
 const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
 for (const url of workerUrls(2_048)) await registry.register({ url, models: ['m'] });
@@ -72,6 +76,66 @@ for (const name of ['round_robin', 'cache_aware'] as const) {
 }
 registry.close();
 
+/** ns per `execute` call: `batch` calls in a row, `samples` times, the median. */
+async function timeExecute(router: Router, batch: number, samples: number): Promise<number> {
+  const request = { model: 'm' };
+  const usage = { promptTokens: 812, completionTokens: 64, cachedTokens: 512 };
+  const answer = { status: 200 };
+  const send = async (
+    _worker: unknown,
+    context: { firstToken(): void; usage?: (u: typeof usage) => void },
+  ) => {
+    context.firstToken();
+    context.usage?.(usage);
+    return answer;
+  };
+  const run = async (): Promise<void> => {
+    for (let i = 0; i < batch; i++) await router.execute(request, send);
+  };
+  await run();
+  const ns: number[] = [];
+  for (let s = 0; s < samples; s++) {
+    const start = nowNs();
+    await run();
+    ns.push(Number(nowNs() - start) / batch);
+  }
+  return median(ns);
+}
+
+const fleet = await WorkerRegistry.create({ defaultStatus: 'ready' });
+for (const url of workerUrls(64)) await fleet.register({ url, models: ['m'] });
+const executeRows: string[][] = [];
+for (let run = 1; run <= 3; run++) {
+  const router = new Router({
+    registry: fleet,
+    transport: { probe: async () => true },
+    policy: 'round_robin',
+    health: false,
+    loadPolling: false,
+    reportLeakedLeases: false,
+  });
+  router.start();
+  const quiet = await timeExecute(router, 20_000, 7);
+  let tokens = 0;
+  const on = router.on.bind(router) as (type: string, listener: (e: unknown) => void) => void;
+  on('firstToken', () => {
+    tokens++;
+  });
+  on('usage', () => {
+    tokens++;
+  });
+  const observed = await timeExecute(router, 20_000, 7);
+  await router.close();
+  executeRows.push([
+    String(run),
+    fmt(quiet, 0),
+    fmt(observed, 0),
+    fmt(observed - quiet, 0),
+    tokens > 0 ? 'yes' : 'no',
+  ]);
+}
+fleet.close();
+
 emit({
   name: 'router-observe',
   tables: [
@@ -86,6 +150,12 @@ emit({
         'ns added',
       ],
       rows,
+    },
+    {
+      title:
+        'router.execute at 64 workers (round_robin), send reports firstToken and usage: ns per call',
+      columns: ['run', 'no listener', 'firstToken + usage listeners', 'ns added', 'events seen'],
+      rows: executeRows,
     },
   ],
   notes: ['"By hand" is policy.select + acquire + release without a Router, in the same run.'],

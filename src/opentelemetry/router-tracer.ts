@@ -141,6 +141,7 @@ export class RouterTracer implements RouterTracing {
       signal: context.signal,
       attempt: context.attempt,
       firstToken: context.firstToken,
+      usage: context.usage,
       headers,
     };
     const end = new AttemptEnd(span, api.SpanStatusCode.ERROR);
