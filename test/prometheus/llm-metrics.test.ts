@@ -16,17 +16,22 @@ afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 
-/** Two ready workers serving `m` and `c`, round-robin, metrics served on a real endpoint. */
-async function fleet() {
+/**
+ * Two ready workers serving `m` and `c` (and a wildcard one, when asked), round-robin, retries
+ * without backoff, metrics served on a real endpoint.
+ */
+async function fleet(wildcard = false) {
   const workers = await WorkerRegistry.create({ defaultStatus: 'ready', clock: () => 0 });
   await workers.register({ url: 'http://w0:8000', models: ['m', 'c'] });
   await workers.register({ url: 'http://w1:8000', models: ['m'] });
+  if (wildcard) await workers.register({ url: 'http://any:8000' });
   const router = new Router({
     registry: workers,
     transport: { probe: async () => true },
     health: false,
     loadPolling: false,
     policy: 'round_robin',
+    retry: { initialBackoffMs: 0 },
   });
   router.start();
   const registry = new Registry();
@@ -46,12 +51,22 @@ function firstTokenAfter(ms: number) {
 }
 
 describe('fleetroute/prometheus: LLM metrics', () => {
-  it('time to first token by model: every call’s wait, in the right buckets', async () => {
+  it('time to first token by model: every call’s wait, retries included, in the right buckets', async () => {
     vi.useFakeTimers({ toFake: ['performance'] });
-    const { router, server } = await fleet();
+    const { router, server } = await fleet(true);
     for (const ms of [30, 200, 2_000]) await router.execute({ model: 'm' }, firstTokenAfter(ms));
+    // A first attempt that breaks after 500 ms, then 30 ms to the second one's first token.
+    await router.execute({ model: 'm' }, async (worker, context) => {
+      if (context.attempt === 1) {
+        vi.advanceTimersByTime(500);
+        throw new Error('connection reset');
+      }
+      return firstTokenAfter(30)(worker, context);
+    });
     await router.execute({ model: 'c' }, firstTokenAfter(70_000)); // past the last bucket
     await router.execute({ model: 'm' }, async () => ({ status: 200 })); // no first token: not counted
+    // Served by the wildcard worker alone: not a model the registry names.
+    await router.execute({ model: 'tenant-42/private-finetune' }, firstTokenAfter(10));
 
     const scrape = await server.scrape();
     const name = 'fleetroute_time_to_first_token_seconds';
@@ -59,20 +74,22 @@ describe('fleetroute/prometheus: LLM metrics', () => {
     expect(bucket('m', '0.025')).toBe(0);
     expect(bucket('m', '0.05')).toBe(1);
     expect(bucket('m', '0.25')).toBe(2);
-    expect(bucket('m', '1')).toBe(2);
-    expect(bucket('m', '2.5')).toBe(3);
-    expect(bucket('m', '60')).toBe(3);
-    expect(scrape.value(`${name}_count`, { model: 'm' })).toBe(3);
-    expect(scrape.value(`${name}_sum`, { model: 'm' })).toBeCloseTo(2.23, 9);
+    expect(bucket('m', '0.5')).toBe(2);
+    expect(bucket('m', '0.75')).toBe(3);
+    expect(bucket('m', '2.5')).toBe(4);
+    expect(bucket('m', '60')).toBe(4);
+    expect(scrape.value(`${name}_count`, { model: 'm' })).toBe(4);
+    expect(scrape.value(`${name}_sum`, { model: 'm' })).toBeCloseTo(2.76, 9);
     expect(bucket('c', '60')).toBe(0);
     expect(bucket('c', '+Inf')).toBe(1);
-    // Labelled by model alone: two series sets (m, c), whatever the workers.
+    expect(bucket('other', '0.01')).toBe(1);
+    // Labelled by model alone, from the registry's names: no worker, no request string.
     const models = new Set(scrape.series(`${name}_count`).map((s) => s.labels.model));
-    expect(models).toEqual(new Set(['m', 'c']));
+    expect(models).toEqual(new Set(['m', 'c', 'other']));
   });
 
   it('token counters: prompt, completion and cached prompt tokens, summed as reported', async () => {
-    const { router, server } = await fleet();
+    const { router, server } = await fleet(true);
     const reports = [
       { promptTokens: 1_000, completionTokens: 50, cachedTokens: 768 },
       { promptTokens: 200, completionTokens: 10 }, // the engine did not say what it cached
@@ -88,10 +105,14 @@ describe('fleetroute/prometheus: LLM metrics', () => {
       usage({ promptTokens: 4_096, completionTokens: 1, cachedTokens: 4_096 });
       return { status: 200 };
     });
-    await router.execute({ model: 'unknown' }, async () => ({ status: 200 })).catch(() => {});
+    await router.execute({ model: 'unknown' }, async (_w, { usage }) => {
+      usage({ promptTokens: 3, completionTokens: 3 }); // the wildcard worker's: counted as other
+      return { status: 200 };
+    });
 
     const scrape = await server.scrape();
-    expect(scrape.series('fleetroute_prompt_tokens_total')).toHaveLength(2);
+    expect(scrape.series('fleetroute_prompt_tokens_total')).toHaveLength(3);
+    expect(scrape.value('fleetroute_prompt_tokens_total', { model: 'other' })).toBe(3);
     expect(scrape.value('fleetroute_prompt_tokens_total', { model: 'm' })).toBe(1_200);
     expect(scrape.value('fleetroute_completion_tokens_total', { model: 'm' })).toBe(60);
     expect(scrape.value('fleetroute_cached_prompt_tokens_total', { model: 'm' })).toBe(768);
