@@ -143,6 +143,25 @@ describe('firstToken events', () => {
     expect(usages.size).toBeGreaterThan(1); // observed attempts get their own
   });
 
+  it('called after send returned (the answer read outside send): still one event each, prefilling untouched', async () => {
+    const router = await fleet(1);
+    const seen = record(router, 'firstToken', 'usage', 'executed');
+    let late: AttemptContext | undefined;
+    await router.execute({ model: 'm' }, async (_w, context) => {
+      late = context;
+      return { status: 200 };
+    });
+    late!.firstToken();
+    late!.firstToken();
+    late!.usage({ promptTokens: 9, completionTokens: 1 });
+    late!.usage({ promptTokens: 9, completionTokens: 1 });
+    expect(seen.map((e) => e.type)).toEqual(['executed', 'firstToken', 'usage']);
+    const [executed, first] = seen as [ExecutedEvent, FirstTokenEvent];
+    expect(first.timeToFirstTokenMs).toBeGreaterThanOrEqual(executed.durationMs);
+    expect(first.worker.prefilling).toBe(0);
+    expect(first.worker.load).toBe(0);
+  });
+
   it('a listener removed: its events stop', async () => {
     const router = await fleet(1);
     const listener = vi.fn();
