@@ -8,6 +8,7 @@
  */
 import { FleetRouteError } from '../core/errors.js';
 import type { SelectRequest } from '../policies/policy.js';
+import type { Worker } from '../workers/worker.js';
 import type {
   AttemptEvent,
   ExecutedEvent,
@@ -38,76 +39,97 @@ export function observesCalls(listening: Readonly<Record<RouterObservationType, 
 }
 
 /**
- * @internal A call's observer: built per call (one object and its closures), only while
- * someone listens; each method builds its event only while that event has a listener. Cost per
- * event: one object; a first token also reads the clock once.
+ * @internal A call's observer: built per call (one object), only while someone listens; each
+ * method builds its event only while that event has a listener. Cost per event: one object; a
+ * first token also reads the clock once.
  */
-export function callObserver(sink: ObservationSink, request: SelectRequest): RetryObserver {
-  const model = modelOf(request);
-  const { listening } = sink;
-  const started = performance.now();
-  return {
-    started,
-    attempt: (worker, attempt, outcome, status, error, durationMs) => {
-      if (listening.attempt === 0) return;
-      const event: AttemptEvent = {
-        type: 'attempt',
-        model,
-        worker,
-        attempt,
-        outcome,
-        status,
-        error,
-        durationMs,
-      };
-      sink.emit('attempt', event);
-    },
-    retry: (worker, attempt, delayMs, cause, status) => {
-      if (listening.retry === 0) return;
-      const event: RetryScheduledEvent = {
-        type: 'retry',
-        model,
-        worker,
-        attempt,
-        delayMs,
-        cause,
-        status,
-      };
-      sink.emit('retry', event);
-    },
-    noWorker: () => {
-      if (listening.noWorker !== 0) sink.emit('noWorker', { type: 'noWorker', model });
-    },
-    firstToken: (worker, attempt, attemptStarted) => {
-      if (listening.firstToken === 0) return;
-      const now = performance.now();
-      const event: FirstTokenEvent = {
-        type: 'firstToken',
-        model,
-        worker,
-        attempt,
-        timeToFirstTokenMs: now - started,
-        attemptMs: now - attemptStarted,
-      };
-      sink.emit('firstToken', event);
-    },
-    usage: (worker, attempt, reported) => {
-      if (listening.usage === 0) return false;
-      const usage = readTokenUsage(reported);
-      if (usage === undefined) return false;
-      const event: UsageEvent = {
-        type: 'usage',
-        model,
-        worker,
-        attempt,
-        promptTokens: usage.promptTokens,
-        completionTokens: usage.completionTokens,
-        cachedTokens: usage.cachedTokens,
-      };
-      sink.emit('usage', event);
-      return true;
-    },
-  };
+export class CallObserver implements RetryObserver {
+  readonly started = performance.now();
+  readonly #sink: ObservationSink;
+  readonly #model: string | undefined;
+
+  constructor(sink: ObservationSink, request: SelectRequest) {
+    this.#sink = sink;
+    this.#model = modelOf(request);
+  }
+
+  attempt(
+    worker: Worker,
+    attempt: number,
+    outcome: AttemptEvent['outcome'],
+    status: number | undefined,
+    error: unknown,
+    durationMs: number,
+  ): void {
+    if (this.#sink.listening.attempt === 0) return;
+    const event: AttemptEvent = {
+      type: 'attempt',
+      model: this.#model,
+      worker,
+      attempt,
+      outcome,
+      status,
+      error,
+      durationMs,
+    };
+    this.#sink.emit('attempt', event);
+  }
+
+  retry(
+    worker: Worker,
+    attempt: number,
+    delayMs: number,
+    cause: RetryScheduledEvent['cause'],
+    status: number | undefined,
+  ): void {
+    if (this.#sink.listening.retry === 0) return;
+    const event: RetryScheduledEvent = {
+      type: 'retry',
+      model: this.#model,
+      worker,
+      attempt,
+      delayMs,
+      cause,
+      status,
+    };
+    this.#sink.emit('retry', event);
+  }
+
+  noWorker(): void {
+    if (this.#sink.listening.noWorker !== 0)
+      this.#sink.emit('noWorker', { type: 'noWorker', model: this.#model });
+  }
+
+  firstToken(worker: Worker, attempt: number, attemptStarted: number): void {
+    if (this.#sink.listening.firstToken === 0) return;
+    const now = performance.now();
+    const event: FirstTokenEvent = {
+      type: 'firstToken',
+      model: this.#model,
+      worker,
+      attempt,
+      timeToFirstTokenMs: now - this.started,
+      attemptMs: now - attemptStarted,
+    };
+    this.#sink.emit('firstToken', event);
+  }
+
+  usage(worker: Worker, attempt: number, reported: unknown): boolean {
+    if (this.#sink.listening.usage === 0) return false;
+    const usage = readTokenUsage(reported);
+    if (usage === undefined) return false;
+    const event: UsageEvent = {
+      type: 'usage',
+      model: this.#model,
+      worker,
+      attempt,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      cachedTokens: usage.cachedTokens,
+    };
+    this.#sink.emit('usage', event);
+    return true;
+  }
 }
 
 /**

@@ -26,7 +26,7 @@ import type { Worker } from '../workers/worker.js';
 import { leaseStateOf, type WorkerLease } from '../workers/worker.js';
 import { BreakerWatch } from './breaker-watch.js';
 import {
-  callObserver,
+  CallObserver,
   type ObservationSink,
   observeExecution,
   observesCalls,
@@ -225,7 +225,7 @@ export class Router {
       onRetry: o.onRetry,
       warn: (message) => log(o.logger, 'warn', 'FLEETROUTE_RETRY_HOOK', message),
       observer: (request) =>
-        observesCalls(this.#listening) ? callObserver(this.#sink, request) : undefined,
+        observesCalls(this.#listening) ? new CallObserver(this.#sink, request) : undefined,
     };
     this.#leaks = o.reportLeakedLeases
       ? new FinalizationRegistry((state) => {
