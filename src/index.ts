@@ -90,6 +90,7 @@ export type {
   CircuitChangedEvent,
   DecisionEvent,
   ExecutedEvent,
+  FirstTokenEvent,
   LoadsPolledEvent,
   NoWorkerEvent,
   ProbeEvent,
@@ -97,6 +98,7 @@ export type {
   RouterEventMap,
   RouterObservation,
   RouterObservationType,
+  UsageEvent,
   WorkerRestartedEvent,
   WorkerStatusEvent,
 } from './router/observations.js';
@@ -110,6 +112,7 @@ export type {
   RetryOutcome,
   RetryStatusOutcome,
   ShouldRetry,
+  TokenUsage,
 } from './router/retry-decision.js';
 export { defaultShouldRetry } from './router/retry-decision.js';
 export type { LeasePair, RouterStats } from './router/router.js';

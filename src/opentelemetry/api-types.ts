@@ -26,6 +26,8 @@ export interface OpenTelemetryContext {
 export interface OpenTelemetrySpan {
   setAttribute(key: string, value: OpenTelemetryAttributeValue): unknown;
   setStatus(status: { code: number; message?: string }): unknown;
+  /** Every `Span` of `@opentelemetry/api` 1.x has it; a span without it gets no events. */
+  addEvent?(name: string, attributes?: OpenTelemetryAttributes): unknown;
   end(): void;
 }
 
@@ -63,8 +65,27 @@ export interface OpenTelemetryHistogram {
   record(value: number, attributes?: OpenTelemetryAttributes): void;
 }
 
+/** What an observable instrument's callback reports through (`ObservableResult`). @public */
+export interface OpenTelemetryObservableResult {
+  observe(value: number, attributes?: OpenTelemetryAttributes): void;
+}
+
+/** The members of an OpenTelemetry observable instrument that are called here. @public */
+export interface OpenTelemetryObservable {
+  addCallback(callback: (result: OpenTelemetryObservableResult) => void): void;
+  removeCallback(callback: (result: OpenTelemetryObservableResult) => void): void;
+}
+
 /** The members of an OpenTelemetry `Meter` that are called here. @public */
 export interface OpenTelemetryMeter {
   createCounter(name: string, options?: OpenTelemetryInstrumentOptions): OpenTelemetryCounter;
   createHistogram(name: string, options?: OpenTelemetryInstrumentOptions): OpenTelemetryHistogram;
+  /**
+   * Every `Meter` of `@opentelemetry/api` 1.x has it; a meter without it gets no per-worker
+   * in-flight and prefilling instruments.
+   */
+  createObservableUpDownCounter?(
+    name: string,
+    options?: OpenTelemetryInstrumentOptions,
+  ): OpenTelemetryObservable;
 }

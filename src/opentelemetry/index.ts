@@ -16,6 +16,8 @@ export type {
   OpenTelemetryHistogram,
   OpenTelemetryInstrumentOptions,
   OpenTelemetryMeter,
+  OpenTelemetryObservable,
+  OpenTelemetryObservableResult,
   OpenTelemetrySpan,
   OpenTelemetrySpanOptions,
   OpenTelemetryTracer,

@@ -45,8 +45,10 @@ export interface OpenTelemetryOptions {
   /**
    * The registry whose served models may appear in metric attributes: a decision's or a call's
    * model is written as `gen_ai.request.model` only when `workers.getModels()` lists it, so a
-   * request cannot grow the series. Cost: O(models) per decision and per call.
-   * @defaultValue none: metric points carry no model
+   * request cannot grow the series. Its workers' in-flight and prefilling requests are also
+   * observed at each collection (`fleetroute.worker.in_flight`, `fleetroute.worker.prefilling`).
+   * Cost: O(models) per decision, call, first token and usage report; O(workers) per collection.
+   * @defaultValue none: metric points carry no model, and no per-worker counts are observed
    */
   readonly workers?: WorkerRegistry;
 }
@@ -81,7 +83,7 @@ export const OPENTELEMETRY_OPTIONS = new OptionTable('instrumentRouter', 'OpenTe
   providerName: custom<string | undefined>(undefined, readName, 'none'),
   workers: custom<WorkerRegistry | undefined>(
     undefined,
-    readObjectWith(['getModels'], 'a WorkerRegistry'),
+    readObjectWith(['getModels', 'getAll'], 'a WorkerRegistry'),
     'none',
   ),
 });
@@ -90,12 +92,16 @@ export const OPENTELEMETRY_OPTIONS = new OptionTable('instrumentRouter', 'OpenTe
  * Instruments `router` with OpenTelemetry: {@link RouterTracing.execute} traces a call (a span
  * per call, a child per attempt, the attempt's `traceparent` handed to `send`), and the router's
  * events become metrics on the meter — `fleetroute.decisions`, `fleetroute.attempts`,
- * `fleetroute.retries`, `fleetroute.select.duration`, and `gen_ai.client.operation.duration` per
- * traced call. The metrics count every decision, attempt and retry of the router, traced or not.
- * Loads the optional peer `@opentelemetry/api` on first use.
+ * `fleetroute.retries`, `fleetroute.select.duration`, `gen_ai.client.operation.time_to_first_chunk`,
+ * `gen_ai.client.token.usage`, `fleetroute.usage.cache_read.input_tokens`, and
+ * `gen_ai.client.operation.duration` per traced call; with `workers`, each worker's in-flight and
+ * prefilling requests at collection. The event metrics count every decision, attempt, retry,
+ * first token and usage report of the router, traced or not. Loads the optional peer
+ * `@opentelemetry/api` on first use.
  *
- * Cost: a `decision`, an `attempt` and a `retry` listener on the router (the router builds those
- * events from now on); per event one attributes object and one instrument call.
+ * Cost: a `decision`, an `attempt`, a `retry`, a `firstToken` and a `usage` listener on the
+ * router (the router builds those events from now on); per event one attributes object and one
+ * instrument call (two for a usage report).
  *
  * @param router - the router to observe; its calls are untouched unless made through the result.
  * @returns the tracing; `close()` it to remove its listeners.

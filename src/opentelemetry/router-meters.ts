@@ -1,24 +1,51 @@
 /**
  * `RouterMeters`: a router's observation events as OpenTelemetry metrics — decisions, attempts,
- * retries, select time — and the duration of each traced call.
+ * retries, select time, time to first chunk, token usage — the duration of each traced call, and
+ * each worker's in-flight and prefilling requests, observed at collection.
  *
  * @module
  * @internal
  */
 import type { WorkerRegistry } from '../registry/worker-registry.js';
-import type { AttemptEvent, DecisionEvent, RetryScheduledEvent } from '../router/observations.js';
+import type {
+  AttemptEvent,
+  DecisionEvent,
+  FirstTokenEvent,
+  RetryScheduledEvent,
+  UsageEvent,
+} from '../router/observations.js';
+import type { Worker } from '../workers/worker.js';
 import type {
   OpenTelemetryAttributes,
   OpenTelemetryCounter,
   OpenTelemetryHistogram,
   OpenTelemetryMeter,
+  OpenTelemetryObservable,
+  OpenTelemetryObservableResult,
 } from './api-types.js';
 import { boundedErrorType, serverOf } from './attributes.js';
 
-/** The GenAI conventions' buckets for `gen_ai.client.operation.duration` (s). */
+/**
+ * The GenAI conventions' buckets for `gen_ai.client.operation.duration`, also those of
+ * `gen_ai.client.operation.time_to_first_chunk` (s).
+ */
 const OPERATION_BUCKETS = [
   0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ];
+
+/** The GenAI conventions' buckets for `gen_ai.client.token.usage` ({token}). */
+const TOKEN_BUCKETS = [
+  1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+];
+
+/** @internal The instrument names this module creates, as the docs list them. */
+export const METER_NAMES = {
+  timeToFirstChunk: 'gen_ai.client.operation.time_to_first_chunk',
+  tokenUsage: 'gen_ai.client.token.usage',
+  cachedInputTokens: 'fleetroute.usage.cache_read.input_tokens',
+  inFlight: 'fleetroute.worker.in_flight',
+  prefilling: 'fleetroute.worker.prefilling',
+} as const;
 
 /** A policy decides in microseconds: buckets from 1 µs to 10 ms (s). */
 const SELECT_BUCKETS = [
@@ -41,6 +68,12 @@ export interface OperationEnd {
  */
 export class RouterMeters {
   readonly #decisions: OpenTelemetryCounter;
+  readonly #firstChunk: OpenTelemetryHistogram;
+  readonly #tokens: OpenTelemetryHistogram;
+  readonly #cached: OpenTelemetryCounter;
+  /** The per-worker instruments and their callbacks; none without `workers` or an observable API. */
+  readonly #observed: [OpenTelemetryObservable, (result: OpenTelemetryObservableResult) => void][] =
+    [];
   readonly #attempts: OpenTelemetryCounter;
   readonly #retries: OpenTelemetryCounter;
   readonly #select: OpenTelemetryHistogram;
@@ -78,6 +111,45 @@ export class RouterMeters {
       unit: 's',
       advice: { explicitBucketBoundaries: OPERATION_BUCKETS },
     });
+    this.#firstChunk = meter.createHistogram(METER_NAMES.timeToFirstChunk, {
+      description:
+        'Time from the start of a routed call to its first output token, retries included',
+      unit: 's',
+      advice: { explicitBucketBoundaries: OPERATION_BUCKETS },
+    });
+    this.#tokens = meter.createHistogram(METER_NAMES.tokenUsage, {
+      description: 'Input and output tokens of an answer, as the engine reported them',
+      unit: '{token}',
+      advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
+    });
+    this.#cached = meter.createCounter(METER_NAMES.cachedInputTokens, {
+      description: "Input tokens served from the engine's prefix cache",
+      unit: '{token}',
+    });
+    if (workers !== undefined && typeof meter.createObservableUpDownCounter === 'function') {
+      this.#observe(
+        meter.createObservableUpDownCounter(METER_NAMES.inFlight, {
+          description: 'Requests in flight on a worker (leases taken and not released)',
+          unit: '{request}',
+        }),
+        workers,
+        (w) => w.load,
+      );
+      this.#observe(
+        meter.createObservableUpDownCounter(METER_NAMES.prefilling, {
+          description: 'Requests in flight on a worker still awaiting their first token',
+          unit: '{request}',
+        }),
+        workers,
+        (w) => w.prefilling,
+      );
+    }
+  }
+
+  /** Removes the per-worker callbacks: those instruments report nothing more. Idempotent. */
+  close(): void {
+    for (const [instrument, callback] of this.#observed.splice(0))
+      instrument.removeCallback(callback);
   }
 
   /** The `decision` listener: one decision counted, its select time recorded. */
@@ -106,13 +178,63 @@ export class RouterMeters {
     this.#retries.add(1, { 'fleetroute.retry.cause': event.cause });
   };
 
+  /** The `firstToken` listener: the call's wait for its first token. */
+  readonly firstToken = (event: FirstTokenEvent): void => {
+    this.#firstChunk.record(event.timeToFirstTokenMs / 1000, this.#modelPoint(event.model));
+  };
+
+  /** The `usage` listener: input and output tokens, and the cached input tokens when reported. */
+  readonly usage = (event: UsageEvent): void => {
+    const attributes = this.#modelPoint(event.model);
+    this.#tokens.record(event.promptTokens, { ...attributes, 'gen_ai.token.type': 'input' });
+    this.#tokens.record(event.completionTokens, { ...attributes, 'gen_ai.token.type': 'output' });
+    if (event.cachedTokens !== undefined) this.#cached.add(event.cachedTokens, attributes);
+  };
+
   /** Records one traced call's duration. */
   operation(end: OperationEnd): void {
-    const attributes: OpenTelemetryAttributes = { ...this.#operationBase };
-    const model = this.knownModel(end.model);
-    if (model !== undefined) attributes['gen_ai.request.model'] = model;
+    const attributes = this.#modelPoint(end.model);
     if (end.errorType !== undefined) attributes['error.type'] = boundedErrorType(end.errorType);
     this.#operation.record(end.seconds, attributes);
+  }
+
+  /** The operation's attributes, with the model when `workers` serves it by name. */
+  #modelPoint(model: string | undefined): OpenTelemetryAttributes {
+    const attributes: OpenTelemetryAttributes = { ...this.#operationBase };
+    const known = this.knownModel(model);
+    if (known !== undefined) attributes['gen_ai.request.model'] = known;
+    return attributes;
+  }
+
+  /**
+   * Reports `read(worker)` for every worker of `workers` at each collection, summed by
+   * `server.address` and `server.port` (two workers behind one address report one point).
+   * Cost per collection: O(workers).
+   */
+  #observe(
+    instrument: OpenTelemetryObservable,
+    workers: WorkerRegistry,
+    read: (worker: Worker) => number,
+  ): void {
+    const callback = (result: OpenTelemetryObservableResult): void => {
+      const points = new Map<string, { attributes: OpenTelemetryAttributes; value: number }>();
+      for (const worker of workers.getAll()) {
+        const server = serverOf(worker);
+        const key = server === undefined ? '' : `${server.address}\u0000${server.port}`;
+        const point = points.get(key);
+        if (point !== undefined) point.value += read(worker);
+        else {
+          const attributes: OpenTelemetryAttributes =
+            server === undefined
+              ? {}
+              : { 'server.address': server.address, 'server.port': server.port };
+          points.set(key, { attributes, value: read(worker) });
+        }
+      }
+      for (const { attributes, value } of points.values()) result.observe(value, attributes);
+    };
+    instrument.addCallback(callback);
+    this.#observed.push([instrument, callback]);
   }
 
   /** `model` when the `workers` registry serves it by name; `undefined` otherwise. Cost: O(models). */

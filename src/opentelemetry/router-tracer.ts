@@ -8,8 +8,8 @@
 import { FleetRouteError } from '../core/errors.js';
 import { fail } from '../core/options.js';
 import type { SelectRequest } from '../policies/policy.js';
-import type { DecisionEvent } from '../router/observations.js';
-import type { AttemptContext } from '../router/retry-decision.js';
+import type { DecisionEvent, FirstTokenEvent, UsageEvent } from '../router/observations.js';
+import type { AttemptContext, TokenUsage } from '../router/retry-decision.js';
 import type { Router } from '../router/router.js';
 import type { Worker } from '../workers/worker.js';
 import type {
@@ -31,6 +31,15 @@ import type {
 /** @internal The attempt span's name. */
 export const ATTEMPT_SPAN_NAME = 'fleetroute.attempt';
 
+/** @internal The attempt span's event at its first token. */
+export const FIRST_TOKEN_EVENT = 'fleetroute.first_token';
+
+/**
+ * The GenAI conventions' span attribute for the time from the request to the first chunk (s): on
+ * the call span from the call's start, on an attempt span from the attempt's.
+ */
+const TIME_TO_FIRST_CHUNK = 'gen_ai.response.time_to_first_chunk';
+
 /** @internal What a tracer is built from. */
 export interface RouterTracerParts {
   readonly router: Router;
@@ -44,31 +53,51 @@ export interface RouterTracerParts {
 
 /** One call's bookkeeping. */
 interface CallState {
+  readonly span: OpenTelemetrySpan;
   attempts: number;
   /** Responses of attempts that failed with a status: the call may end returning one. */
   readonly failed: Set<unknown>;
+  /** The call span has ended: late first tokens and usage reports leave it alone. */
+  ended: boolean;
+}
+
+/** The attributes of a usage report, on the call span and the attempt's. */
+function usageAttributes(event: UsageEvent): OpenTelemetryAttributes {
+  const attributes: OpenTelemetryAttributes = {
+    'gen_ai.usage.input_tokens': event.promptTokens,
+    'gen_ai.usage.output_tokens': event.completionTokens,
+  };
+  if (event.cachedTokens !== undefined)
+    attributes['gen_ai.usage.cache_read.input_tokens'] = event.cachedTokens;
+  return attributes;
 }
 
 /**
  * @internal The {@link RouterTracing} of one router. Its `decision` listener keeps the last
  * decision: the router emits it synchronously just before that attempt's `send`, so the attempt
- * reads it first thing (and checks worker and attempt number before using it).
+ * reads it first thing (and checks worker and attempt number before using it). Its `firstToken`
+ * and `usage` listeners keep the last of each the same way: the router emits them synchronously
+ * inside the attempt context's `firstToken()` and `usage()`, which the traced context wraps.
  */
 export class RouterTracer implements RouterTracing {
   readonly #p: RouterTracerParts;
   #decision: DecisionEvent | undefined;
+  #firstToken: FirstTokenEvent | undefined;
+  #usage: UsageEvent | undefined;
   #closed = false;
   readonly #onDecision = (event: DecisionEvent): void => {
     this.#decision = event;
   };
+  readonly #onFirstToken = (event: FirstTokenEvent): void => {
+    this.#firstToken = event;
+  };
+  readonly #onUsage = (event: UsageEvent): void => {
+    this.#usage = event;
+  };
 
   constructor(parts: RouterTracerParts) {
     this.#p = parts;
-    const { router, meters } = parts;
-    router.on('decision', this.#onDecision);
-    router.on('decision', meters.decision);
-    router.on('attempt', meters.attempt);
-    router.on('retry', meters.retry);
+    this.#listen(true);
   }
 
   async execute<T>(
@@ -89,7 +118,7 @@ export class RouterTracer implements RouterTracing {
       parent,
     );
     const callContext = api.trace.setSpan(parent, span);
-    const state: CallState = { attempts: 0, failed: new Set() };
+    const state: CallState = { span, attempts: 0, failed: new Set(), ended: false };
     const started = performance.now();
     let failure: string | undefined;
     try {
@@ -111,6 +140,7 @@ export class RouterTracer implements RouterTracing {
         span.setStatus({ code: api.SpanStatusCode.ERROR });
       }
       span.end();
+      state.ended = true;
       const seconds = (performance.now() - started) / 1000;
       meters.operation({ model, errorType: failure, seconds });
     }
@@ -137,13 +167,13 @@ export class RouterTracer implements RouterTracing {
     const attemptContext = api.trace.setSpan(callContext, span);
     const headers: Record<string, string> = {};
     api.propagation.inject(attemptContext, headers);
+    const end = new AttemptEnd(span, api.SpanStatusCode.ERROR);
     const traced: TracedAttemptContext = {
       signal: context.signal,
       attempt: context.attempt,
-      firstToken: context.firstToken,
+      ...this.#tokenHooks(state, context, end),
       headers,
     };
-    const end = new AttemptEnd(span, api.SpanStatusCode.ERROR);
     // The router abandons a `send` that ignores its signal: the span ends at the abort.
     const onAbort = (): void => end.aborted(context.signal.reason);
     context.signal.addEventListener('abort', onAbort, { once: true });
@@ -160,15 +190,75 @@ export class RouterTracer implements RouterTracing {
     }
   }
 
+  /**
+   * The attempt's `firstToken` and `usage`: each calls the router's, which emits this attempt's
+   * event synchronously (if any: once per attempt), then puts that event on the attempt span and
+   * the call span, while they are open.
+   */
+  #tokenHooks(
+    state: CallState,
+    context: AttemptContext,
+    end: AttemptEnd,
+  ): Pick<AttemptContext, 'firstToken' | 'usage'> {
+    return {
+      firstToken: () => {
+        this.#firstToken = undefined;
+        context.firstToken();
+        const event = this.#takeFirstToken();
+        if (event === undefined) return; // not the attempt's first
+        end.firstToken(event.attemptMs / 1000);
+        if (!state.ended)
+          state.span.setAttribute(TIME_TO_FIRST_CHUNK, event.timeToFirstTokenMs / 1000);
+      },
+      usage: (usage: TokenUsage) => {
+        this.#usage = undefined;
+        context.usage(usage);
+        const event = this.#takeUsage();
+        if (event === undefined) return; // junk, or not the attempt's first
+        const attributes = usageAttributes(event);
+        end.usage(attributes);
+        if (!state.ended)
+          for (const [key, value] of Object.entries(attributes))
+            state.span.setAttribute(key, value);
+      },
+    };
+  }
+
+  /** The `firstToken` event the router emitted last, if any, forgotten as it is read. */
+  #takeFirstToken(): FirstTokenEvent | undefined {
+    const event = this.#firstToken;
+    this.#firstToken = undefined;
+    return event;
+  }
+
+  /** The `usage` event the router emitted last, if any, forgotten as it is read. */
+  #takeUsage(): UsageEvent | undefined {
+    const event = this.#usage;
+    this.#usage = undefined;
+    return event;
+  }
+
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    const { router, meters } = this.#p;
-    router.off('decision', this.#onDecision);
-    router.off('decision', meters.decision);
-    router.off('attempt', meters.attempt);
-    router.off('retry', meters.retry);
+    this.#listen(false);
+    this.#p.meters.close();
     this.#decision = undefined;
+    this.#firstToken = undefined;
+    this.#usage = undefined;
+  }
+
+  #listen(on: boolean): void {
+    const { router, meters } = this.#p;
+    const method = on ? 'on' : 'off';
+    router[method]('decision', this.#onDecision);
+    router[method]('decision', meters.decision);
+    router[method]('attempt', meters.attempt);
+    router[method]('retry', meters.retry);
+    router[method]('firstToken', this.#onFirstToken);
+    router[method]('firstToken', meters.firstToken);
+    router[method]('usage', this.#onUsage);
+    router[method]('usage', meters.usage);
   }
 }
 
@@ -196,6 +286,19 @@ class AttemptEnd {
     }
     this.#end(failure ? 'status' : 'success', failure ? statusErrorType(status) : undefined);
     return failure;
+  }
+
+  /** The attempt's first token: a span event, and its time from the attempt's start (s). */
+  firstToken(seconds: number): void {
+    if (this.#ended) return;
+    this.#span.setAttribute(TIME_TO_FIRST_CHUNK, seconds);
+    this.#span.addEvent?.(FIRST_TOKEN_EVENT);
+  }
+
+  /** The attempt's token counts. */
+  usage(attributes: OpenTelemetryAttributes): void {
+    if (this.#ended) return;
+    for (const [key, value] of Object.entries(attributes)) this.#span.setAttribute(key, value);
   }
 
   failed(error: unknown): void {

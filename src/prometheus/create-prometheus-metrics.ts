@@ -76,9 +76,10 @@ export const PROMETHEUS_METRICS_OPTIONS = new OptionTable(
 /**
  * Registers fleetroute's metrics on `registry` and keeps them up to date from `router`'s
  * observation events: decisions (by model, policy, branch), selections per worker, policy time,
- * cache-match ratio, attempts and their outcomes, retries and backoff, requests no worker could
- * take, health checks, status and breaker transitions, load polls; and gauges computed at each
- * scrape from `workers` (breaker state, up, status, in-flight requests, workers per model and
+ * cache-match ratio, time to first token and token counts (prompt, completion, cached prompt) by
+ * model, attempts and their outcomes, retries and backoff, requests no worker could take, health
+ * checks, status and breaker transitions, load polls; and gauges computed at each scrape from
+ * `workers` (breaker state, up, status, in-flight and prefilling requests, workers per model and
  * status). The full list with labels is in docs/observability.md.
  *
  * Label values come from the worker registry and fixed sets only — worker URL, a model id the

@@ -30,6 +30,11 @@ const SELECT_BUCKETS = [
 const RATIO_BUCKETS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1];
 /** LLM calls: 5 ms … 5 min. */
 const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/**
+ * Time to first token: 10 ms … 60 s (a cached prefix answers in tens of ms, a long prompt on a
+ * queued engine in seconds, a saturated one in tens).
+ */
+const FIRST_TOKEN_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10, 20, 30, 60];
 /** Backoff delays: 1 ms … 30 s. */
 const BACKOFF_BUCKETS = [0.001, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Load-polling rounds: 1 ms … 5 s. */
@@ -75,6 +80,31 @@ export const METRICS = {
     labels: ['outcome'],
     help: 'Time of a call of execute, retries and waits included, in seconds.',
     buckets: ATTEMPT_BUCKETS,
+  },
+  timeToFirstToken: {
+    name: 'time_to_first_token_seconds',
+    kind: 'histogram',
+    labels: ['model'],
+    help: 'Time from the start of a call of execute to its first output token, retries included, in seconds.',
+    buckets: FIRST_TOKEN_BUCKETS,
+  },
+  promptTokens: {
+    name: 'prompt_tokens_total',
+    kind: 'counter',
+    labels: ['model'],
+    help: 'Prompt tokens of the answers, as the engines reported them, by model.',
+  },
+  completionTokens: {
+    name: 'completion_tokens_total',
+    kind: 'counter',
+    labels: ['model'],
+    help: 'Completion (output) tokens of the answers, as the engines reported them, by model.',
+  },
+  cachedPromptTokens: {
+    name: 'cached_prompt_tokens_total',
+    kind: 'counter',
+    labels: ['model'],
+    help: 'Prompt tokens the engines served from their prefix cache, by model (only engines that report them).',
   },
   attempts: {
     name: 'attempts_total',
@@ -189,6 +219,13 @@ export const METRICS = {
     kind: 'gauge',
     labels: ['worker'],
     help: "Requests in flight on the worker (leases taken and not released; with shared state, other routers' too).",
+    scrape: true,
+  },
+  prefilling: {
+    name: 'worker_prefilling_requests',
+    kind: 'gauge',
+    labels: ['worker'],
+    help: "Requests in flight on the worker still awaiting their first token (with shared state, other routers' too).",
     scrape: true,
   },
   workers: {

@@ -13,10 +13,12 @@ import type {
   CircuitChangedEvent,
   DecisionEvent,
   ExecutedEvent,
+  FirstTokenEvent,
   LoadsPolledEvent,
   NoWorkerEvent,
   ProbeEvent,
   RetryScheduledEvent,
+  UsageEvent,
   WorkerStatusEvent,
 } from '../router/observations.js';
 import type { Router } from '../router/router.js';
@@ -105,6 +107,21 @@ export class RouterMetrics {
   readonly #onExecuted = (e: ExecutedEvent): void => {
     this.#counters.requests.add(1, this.#labels.model(e.model), e.outcome);
     this.#histograms.requestDuration.observe({ outcome: e.outcome }, seconds(e.durationMs));
+  };
+
+  readonly #onFirstToken = (e: FirstTokenEvent): void => {
+    const labels = { model: this.#labels.model(e.model) };
+    this.#histograms.timeToFirstToken.observe(labels, seconds(e.timeToFirstTokenMs));
+    if (isNamedModel(labels.model))
+      this.#histogramSeries.note('timeToFirstToken', this.#histograms.timeToFirstToken, labels);
+  };
+
+  readonly #onUsage = (e: UsageEvent): void => {
+    const c = this.#counters;
+    const model = this.#labels.model(e.model);
+    c.promptTokens.add(e.promptTokens, model);
+    c.completionTokens.add(e.completionTokens, model);
+    if (e.cachedTokens !== undefined) c.cachedPromptTokens.add(e.cachedTokens, model);
   };
 
   readonly #onRetry = (e: RetryScheduledEvent): void => {
@@ -211,6 +228,8 @@ export class RouterMetrics {
     router[method]('decision', this.#onDecision);
     router[method]('attempt', this.#onAttempt);
     router[method]('executed', this.#onExecuted);
+    router[method]('firstToken', this.#onFirstToken);
+    router[method]('usage', this.#onUsage);
     router[method]('retry', this.#onRetry);
     router[method]('noWorker', this.#onNoWorker);
     router[method]('probe', this.#onProbe);
@@ -238,6 +257,7 @@ export class RouterMetrics {
       if (key === 'circuitState') gauge.set({ worker }, CIRCUIT_VALUE[w.circuitBreaker.state]);
       else if (key === 'up') gauge.set({ worker }, w.status === 'ready' ? 1 : 0);
       else if (key === 'inFlight') gauge.set({ worker }, w.load);
+      else if (key === 'prefilling') gauge.set({ worker }, w.prefilling);
       else if (key === 'status') {
         for (const status of WORKER_STATUSES)
           gauge.set({ worker, status }, w.status === status ? 1 : 0);

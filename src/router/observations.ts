@@ -66,6 +66,40 @@ export interface AttemptEvent {
   readonly durationMs: number;
 }
 
+/**
+ * An attempt of `router.execute` produced its first output token (`firstToken()` was called):
+ * once per attempt, at its first call.
+ *
+ * @public
+ */
+export interface FirstTokenEvent {
+  readonly type: 'firstToken';
+  readonly model: string | undefined;
+  readonly worker: Worker;
+  readonly attempt: number;
+  /** From the start of the `execute` call to the first token, in ms: what the caller waited, retries included. */
+  readonly timeToFirstTokenMs: number;
+  /** From the start of this attempt to the first token, in ms: the worker's own time to first token. */
+  readonly attemptMs: number;
+}
+
+/**
+ * An attempt of `router.execute` reported its answer's token counts (`usage()`): once per
+ * attempt, at its first valid report.
+ *
+ * @public
+ */
+export interface UsageEvent {
+  readonly type: 'usage';
+  readonly model: string | undefined;
+  readonly worker: Worker;
+  readonly attempt: number;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  /** Prompt tokens the engine served from its prefix cache; `undefined` when it did not say. */
+  readonly cachedTokens: number | undefined;
+}
+
 /** A `router.execute` call ended. @public */
 export interface ExecutedEvent {
   readonly type: 'executed';
@@ -172,6 +206,8 @@ export type RouterObservation =
   | DecisionEvent
   | AttemptEvent
   | ExecutedEvent
+  | FirstTokenEvent
+  | UsageEvent
   | RetryScheduledEvent
   | NoWorkerEvent
   | ProbeEvent
@@ -186,6 +222,8 @@ export interface RouterEventMap {
   decision: (event: DecisionEvent) => void;
   attempt: (event: AttemptEvent) => void;
   executed: (event: ExecutedEvent) => void;
+  firstToken: (event: FirstTokenEvent) => void;
+  usage: (event: UsageEvent) => void;
   retry: (event: RetryScheduledEvent) => void;
   noWorker: (event: NoWorkerEvent) => void;
   probe: (event: ProbeEvent) => void;

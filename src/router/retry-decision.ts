@@ -27,9 +27,27 @@ export interface AttemptContext {
    * chunk of generated text): the worker's {@link Worker.prefilling} count goes down now rather
    * than when `send` settles, so load-aware policies see that it is past prefill. Optional;
    * later calls, and calls after the attempt ended, do nothing. See
-   * `WorkerLease.firstToken`.
+   * `WorkerLease.firstToken`. With a `firstToken` listener on the router, the first call also
+   * emits a `firstToken` event (time to first token).
    */
   readonly firstToken: () => void;
+  /**
+   * Report the answer's token counts (once per attempt; later calls and junk values are ignored).
+   * Each count must be an integer from 0 to 2³¹, and `cachedTokens` at most `promptTokens`; a
+   * report that breaks a rule is ignored whole (and a later good one still counts). Never throws.
+   * With a `usage` listener on the router, the first good report emits a `usage` event; with none
+   * it costs nothing. Optional: call it when the engine's answer carries its `usage` (for a
+   * stream, its last chunk with `stream_options.include_usage`).
+   */
+  readonly usage: (usage: TokenUsage) => void;
+}
+
+/** Token counts of one answer, as the engine reported them (OpenAI's `usage`). @public */
+export interface TokenUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  /** Prompt tokens served from the engine's prefix cache (`prompt_tokens_details.cached_tokens`), when it says. */
+  readonly cachedTokens?: number;
 }
 
 /**

@@ -32,9 +32,10 @@ export interface RetryCall<T> {
   readonly signal: AbortSignal;
 }
 
-/** @internal What the router lends every loop: one object per router, shared by its calls. */
 /** @internal Told of a call's attempts and retries, when someone listens. */
 export interface RetryObserver {
+  /** When the call started (`performance.now()`): the origin of its time to first token. */
+  readonly started: number;
   attempt(
     worker: Worker,
     attempt: number,
@@ -51,8 +52,16 @@ export interface RetryObserver {
     status: number | undefined,
   ): void;
   noWorker(reason: NoWorkerReason): void;
+  /** The attempt's first token, its first `firstToken()` call (`started`: the attempt's start). */
+  firstToken(worker: Worker, attempt: number, started: number): void;
+  /**
+   * The attempt's `usage()` call.
+   * @returns whether the report was valid and taken (later calls of the attempt are then ignored).
+   */
+  usage(worker: Worker, attempt: number, reported: unknown): boolean;
 }
 
+/** @internal What the router lends every loop: one object per router, shared by its calls. */
 export interface RetryHost {
   /** The policy of `request`'s model over its workers, without the `tried` ones. */
   pick(request: SelectRequest, tried: ReadonlySet<Worker>): Worker | undefined;
@@ -119,6 +128,11 @@ export class RetryLoop<T> {
     return this.#tried.size;
   }
 
+  /** When the call's observer started timing it; `undefined` when nobody listens. */
+  get started(): number | undefined {
+    return this.#observer?.started;
+  }
+
   async run(): Promise<T> {
     const { config, signal } = this.#call;
     for (let attempt = 1; ; attempt++) {
@@ -160,7 +174,7 @@ export class RetryLoop<T> {
     const started = performance.now();
     let attempted: Attempted<T>;
     try {
-      attempted = await this.#try(worker, attempt);
+      attempted = await this.#try(worker, attempt, started);
     } catch (thrown) {
       const aborted = this.#call.signal.aborted;
       observer.attempt(
@@ -184,18 +198,13 @@ export class RetryLoop<T> {
     return attempted;
   }
 
-  async #try(worker: Worker, attempt: number): Promise<Attempted<T>> {
+  async #try(worker: Worker, attempt: number, started = 0): Promise<Attempted<T>> {
     const { request, send, signal } = this.#call;
     const lease = this.#host.lease(worker);
     this.#host.count('attempts');
     try {
-      const firstToken = (): void => {
-        lease.firstToken();
-      };
-      const value = await untilAborted(
-        Promise.resolve(send(worker, { signal, attempt, firstToken })),
-        signal,
-      );
+      const context = this.#context(worker, attempt, lease, started);
+      const value = await untilAborted(Promise.resolve(send(worker, context)), signal);
       const status = statusOf(value);
       if (status === undefined || !worker.circuitBreaker.config.failureStatuses.includes(status)) {
         lease.release(status === undefined ? { ok: true } : { ok: true, status });
@@ -216,6 +225,36 @@ export class RetryLoop<T> {
       this.#error = thrown;
       return { kind: 'error', error: thrown, worker, request };
     }
+  }
+
+  /**
+   * What `send` gets. Unobserved, `usage` is a shared no-op; observed, `firstToken` and `usage`
+   * report to the observer once each per attempt (its first call, its first valid report).
+   */
+  #context(worker: Worker, attempt: number, lease: WorkerLease, started: number): AttemptContext {
+    const { signal } = this.#call;
+    const observer = this.#observer;
+    if (observer === undefined) {
+      const firstToken = (): void => {
+        lease.firstToken();
+      };
+      return { signal, attempt, firstToken, usage: ignoreUsage };
+    }
+    let tokened = false;
+    let counted = false;
+    return {
+      signal,
+      attempt,
+      firstToken: () => {
+        lease.firstToken();
+        if (tokened) return;
+        tokened = true;
+        observer.firstToken(worker, attempt, started);
+      },
+      usage: (reported) => {
+        if (!counted) counted = observer.usage(worker, attempt, reported);
+      },
+    };
   }
 
   /** The wait before the next attempt, or `false`: a decision that throws or answers junk stops. */
@@ -273,7 +312,9 @@ export class RetryLoop<T> {
   }
 }
 
-/** A response's numeric `status`, if it has one. */
+/** The `usage` of an unobserved attempt: one function for every call. */
+const ignoreUsage = (): void => {};
+
 /** @internal The numeric `status` of a returned response, if it has one. */
 export function statusOf(value: unknown): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;

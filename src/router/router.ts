@@ -26,20 +26,19 @@ import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
 import { leaseStateOf, type WorkerLease } from '../workers/worker.js';
 import { BreakerWatch } from './breaker-watch.js';
+import {
+  CallObserver,
+  type ObservationSink,
+  observeExecution,
+  observesCalls,
+} from './call-observer.js';
 import { HealthLoop } from './health-loop.js';
 import { LoadPoller, type PollRound } from './load-poller.js';
 import { ModelDiscovery } from './model-discovery.js';
-import type {
-  AttemptEvent,
-  DecisionEvent,
-  ExecutedEvent,
-  RetryScheduledEvent,
-  RouterEventMap,
-  RouterObservationType,
-} from './observations.js';
+import type { DecisionEvent, RouterEventMap, RouterObservationType } from './observations.js';
 import { Readiness, type ReadyOptions } from './readiness.js';
 import type { AttemptContext } from './retry-decision.js';
-import { type RetryHost, RetryLoop, type RetryObserver, statusOf } from './retry-loop.js';
+import { type RetryHost, RetryLoop } from './retry-loop.js';
 import {
   type ResolvedRouterOptions,
   type RouterOptions,
@@ -137,6 +136,8 @@ export class Router {
     decision: 0,
     attempt: 0,
     executed: 0,
+    firstToken: 0,
+    usage: 0,
     retry: 0,
     noWorker: 0,
     probe: 0,
@@ -176,6 +177,11 @@ export class Router {
   readonly #keepAlive = new KeepAlive();
   readonly #readiness: Readiness;
   readonly #breakers: BreakerWatch;
+  /** What the call observers read and emit through. */
+  readonly #sink: ObservationSink = {
+    listening: this.#listening,
+    emit: (type, event) => this.#observe(type, event),
+  };
   readonly #leaks: FinalizationRegistry<LeaseState> | undefined;
   readonly #onEvent = (event: WorkerEvent): void => this.#handle(event);
   #started = false;
@@ -246,10 +252,8 @@ export class Router {
       shouldRetry: o.shouldRetry,
       onRetry: o.onRetry,
       warn: (message) => log(o.logger, 'warn', 'FLEETROUTE_RETRY_HOOK', message),
-      observer: (request) => {
-        const l = this.#listening;
-        return l.attempt + l.retry + l.noWorker === 0 ? undefined : this.#retryObserver(request);
-      },
+      observer: (request) =>
+        observesCalls(this.#listening) ? new CallObserver(this.#sink, request) : undefined,
     };
     this.#leaks = o.reportLeakedLeases
       ? new FinalizationRegistry((state) => {
@@ -331,8 +335,8 @@ export class Router {
 
   /**
    * Adds a listener for one kind of observation event (see {@link RouterObservation}): breaker
-   * changes, decisions, attempts, retries, no-worker, probes, status changes, engine restarts,
-   * load rounds.
+   * changes, decisions, attempts, first tokens, token usage, retries, no-worker, probes, status
+   * changes, engine restarts, load rounds.
    * Listeners run synchronously where the event happens (inside `select`, for a decision): keep
    * them short. One that throws is caught and reported once per listener as a process warning;
    * routing goes on.
@@ -469,7 +473,7 @@ export class Router {
       const call = { request: req, send, config, signal: scope.signal };
       const loop = new RetryLoop(call, this.#retryHost);
       if (this.#listening.executed === 0) return await loop.run();
-      return await this.#observeExecution(req, loop, signal);
+      return await observeExecution(this.#sink, req, loop, signal, () => this.#closed);
     } finally {
       this.#calls.close(scope);
     }
@@ -690,47 +694,6 @@ export class Router {
     }
   }
 
-  /** Runs `loop` and reports how the call ended (`executed`), whatever it returns or throws. */
-  async #observeExecution<T>(
-    request: SelectRequest,
-    loop: RetryLoop<T>,
-    signal: AbortSignal | undefined,
-  ): Promise<T> {
-    const model = typeof request.model === 'string' ? request.model : undefined;
-    const started = performance.now();
-    const report = (outcome: ExecutedEvent['outcome'], status: number | undefined): void => {
-      if (this.#listening.executed === 0) return;
-      this.#observe('executed', {
-        type: 'executed',
-        model,
-        outcome,
-        attempts: loop.attempts,
-        status,
-        durationMs: performance.now() - started,
-      });
-    };
-    let value: T;
-    try {
-      value = await loop.run();
-    } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
-      report(
-        signal?.aborted
-          ? 'aborted'
-          : code === 'NO_WORKER' && error instanceof FleetRouteError
-            ? 'no_worker'
-            : this.#closed
-              ? 'closed'
-              : 'error',
-        undefined,
-      );
-      throw error;
-    }
-    const status = statusOf(value);
-    report(loop.succeeded ? 'success' : 'failed', status);
-    return value;
-  }
-
   #observeNoWorker(request: SelectRequest, reason: NoWorkerReason): void {
     const model = typeof request.model === 'string' ? request.model : undefined;
     this.#observe('noWorker', { type: 'noWorker', model, reason });
@@ -743,44 +706,6 @@ export class Router {
   #noWorkerReason(request: SelectRequest): NoWorkerReason {
     const model = typeof request.model === 'string' ? request.model : undefined;
     return this.#o.registry.getByModel(model).length === 0 ? 'unknown_model' : 'unavailable';
-  }
-
-  /** A call's observer: built per call, and only while someone listens. */
-  #retryObserver(request: SelectRequest): RetryObserver {
-    const model = typeof request.model === 'string' ? request.model : undefined;
-    return {
-      attempt: (worker, attempt, outcome, status, error, durationMs) => {
-        if (this.#listening.attempt === 0) return;
-        const event: AttemptEvent = {
-          type: 'attempt',
-          model,
-          worker,
-          attempt,
-          outcome,
-          status,
-          error,
-          durationMs,
-        };
-        this.#observe('attempt', event);
-      },
-      retry: (worker, attempt, delayMs, cause, status) => {
-        if (this.#listening.retry === 0) return;
-        const event: RetryScheduledEvent = {
-          type: 'retry',
-          model,
-          worker,
-          attempt,
-          delayMs,
-          cause,
-          status,
-        };
-        this.#observe('retry', event);
-      },
-      noWorker: (reason) => {
-        if (this.#listening.noWorker !== 0)
-          this.#observe('noWorker', { type: 'noWorker', model, reason });
-      },
-    };
   }
 
   #handle(event: WorkerEvent): void {

@@ -5,7 +5,13 @@
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POLICY_NAMES, Router, type Worker, WorkerRegistry } from '../../src/index.js';
+import {
+  type AttemptContext,
+  POLICY_NAMES,
+  Router,
+  type Worker,
+  WorkerRegistry,
+} from '../../src/index.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from '../../src/prometheus/index.js';
 import type { PrometheusSample } from '../../src/transport/http/prometheus-sample.js';
 import { runs } from '../helpers/fc-settings.js';
@@ -95,7 +101,11 @@ describe('label cardinality', () => {
   let router: Router;
   let metrics: PrometheusMetrics;
   let server: Awaited<ReturnType<typeof metricsServer>>;
-  const send = async (worker: Worker) => ({ status: worker.url === WORKERS[0] ? 503 : 200 });
+  const send = async (worker: Worker, { firstToken, usage }: AttemptContext) => {
+    firstToken();
+    usage({ promptTokens: 100, completionTokens: 10, cachedTokens: 50 });
+    return { status: worker.url === WORKERS[0] ? 503 : 200 };
+  };
 
   beforeAll(async () => {
     workers = await WorkerRegistry.create({ defaultStatus: 'ready', clock: () => 0 });
@@ -148,6 +158,7 @@ describe('label cardinality', () => {
       'fleetroute_worker_up',
       'fleetroute_worker_circuit_state',
       'fleetroute_worker_in_flight_requests',
+      'fleetroute_worker_prefilling_requests',
     ]) {
       expect(sets.get(family)?.size, family).toBe(WORKERS.length);
     }
@@ -163,6 +174,15 @@ describe('label cardinality', () => {
     );
     const models = new Set(scrape.series('fleetroute_decisions_total').map((s) => s.labels.model));
     expect(models).toEqual(new Set(['m', 'c', 'other']));
+    // Time to first token and tokens: by model only, and only models the registry names.
+    for (const family of [
+      'fleetroute_time_to_first_token_seconds',
+      'fleetroute_prompt_tokens_total',
+      'fleetroute_completion_tokens_total',
+      'fleetroute_cached_prompt_tokens_total',
+    ]) {
+      expect(sets.get(family), family).toEqual(new Set(['model=m']));
+    }
     // Every family: at most the product of its labels' fixed sets.
     let total = 0;
     for (const [family, set] of sets) {

@@ -51,7 +51,14 @@ describe('metric catalog', () => {
 describe('examples/grafana-dashboard.json', () => {
   const dashboard = JSON.parse(
     readFileSync(new URL('../../examples/grafana-dashboard.json', import.meta.url), 'utf8'),
-  ) as { panels: { title: string; targets: { expr: string }[] }[] };
+  ) as {
+    panels: {
+      id: number;
+      title: string;
+      gridPos: { x: number; y: number; w: number; h: number };
+      targets: { expr: string; refId: string }[];
+    }[];
+  };
   const exprs = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr));
 
   it('queries only metrics fleetroute registers', () => {
@@ -79,5 +86,30 @@ describe('examples/grafana-dashboard.json', () => {
       );
     expect(queries).toHaveLength(3);
     for (const query of queries) expect(exprs).toContain(query);
+  });
+  it('has panels for time to first token (p50, p99 by model), in flight and prefilling per worker, and token rates', () => {
+    const ttft = 'sum by (model, le) (rate(fleetroute_time_to_first_token_seconds_bucket[5m]))';
+    expect(exprs).toContain(`histogram_quantile(0.5, ${ttft})`);
+    expect(exprs).toContain(`histogram_quantile(0.99, ${ttft})`);
+    const perWorker = dashboard.panels.find((p) =>
+      p.targets.some((t) => t.expr === 'fleetroute_worker_prefilling_requests'),
+    );
+    expect(perWorker?.targets.map((t) => t.expr)).toContain('fleetroute_worker_in_flight_requests');
+    for (const counter of ['prompt', 'completion', 'cached_prompt'])
+      expect(exprs).toContain(`sum by (model) (rate(fleetroute_${counter}_tokens_total[5m]))`);
+  });
+
+  it('imports as laid out: unique panel ids, unique refIds per panel, no two panels overlapping', () => {
+    const panels = dashboard.panels;
+    expect(new Set(panels.map((p) => p.id)).size).toBe(panels.length);
+    for (const p of panels)
+      expect(new Set(p.targets.map((t) => t.refId)).size).toBe(p.targets.length);
+    const overlap = (a: (typeof panels)[0]['gridPos'], b: (typeof panels)[0]['gridPos']) =>
+      a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+    for (const [i, a] of panels.entries()) {
+      expect(a.gridPos.x + a.gridPos.w).toBeLessThanOrEqual(24);
+      for (const b of panels.slice(i + 1))
+        expect(overlap(a.gridPos, b.gridPos), `${a.title} / ${b.title}`).toBe(false);
+    }
   });
 });
