@@ -12,7 +12,7 @@ import { log } from '../core/logger.js';
 import type { SelectRequest } from '../policies/policy.js';
 import type { AttemptContext } from '../router/retry-decision.js';
 import type { Worker } from '../workers/worker.js';
-import { type ReadUsage, watchAnswer } from './answer-watch.js';
+import { watchAnswer } from './answer-watch.js';
 import { type HeaderPairs, relayedHeaders } from './forwarded-headers.js';
 import { errorAnswer, type FrontAnswer } from './front-answer.js';
 import type { ResolvedOpenAIHandlerOptions } from './openai-handler-options.js';
@@ -129,7 +129,7 @@ export class ForwardedCall {
       const watch = watchAnswer(contentType, context, this.#body.stripUsage);
       const answer = new UpstreamAnswer(response.body!, watch, events, {
         finished: (usage) => {
-          if (usage !== undefined) reportUsage(context, usage);
+          if (usage !== undefined) context.usage(usage);
           resolve({ status });
         },
         broke: (error) => {
@@ -220,12 +220,6 @@ export class ForwardedCall {
     const detail = error instanceof Error ? error.message : String(error);
     return errorAnswer(502, `No worker could answer: ${clip(detail)}`, 'upstream_error');
   }
-}
-
-/** Usage to the router (once per attempt; the context ignores junk). */
-function reportUsage(context: AttemptContext, usage: ReadUsage): void {
-  const report = (context as AttemptContext & { usage?: (usage: ReadUsage) => void }).usage;
-  report?.(usage);
 }
 
 /** At most `limit` bytes of a body; the rest is cancelled so the connection is freed. */
