@@ -242,10 +242,11 @@ const MAX_PENDING = 65_536;
  * no candidate lists explicitly go first; an emptied tree is dropped). A worker leaving
  * (`removeWorker(url)`) is removed from every tree and block index, and so is a worker whose engine
  * restarted (`workerRestarted(url, restart)`), which stays a candidate — all of it when the
- * health loop saw the restart, only what it learned before the worker's previous load report
- * when its start time showed it (trees only; the engines' events own the block index). An `unref`'d timer evicts
- * every tree to `maxTreeSize` per worker every `evictionIntervalMs`, and a worker that reaches
- * twice the budget between two runs is evicted at once; `close()` stops the timer.
+ * health loop saw the restart, only what was learned before the worker's previous load report
+ * when its start time showed it (trees only; the engines' events own the block index). An
+ * `unref`'d timer evicts every tree to `maxTreeSize` per worker every `evictionIntervalMs`, and
+ * a worker that reaches twice the budget between two runs is evicted at once; `close()` stops
+ * the timer.
  *
  * Cost: one pass over the candidates (≈ 3–4 ns per worker) plus one descent of the tree, which
  * compares whole edge labels natively and copies only the new part of the prompt. Event mode:

@@ -19,6 +19,11 @@
  *
  * An entry left with no tree and no block is deleted, so no `Map` entry outlives its contents.
  *
+ * **Marks.** At every round of load reports each entry records its trees' logical clocks
+ * ({@link ModelCaches.mark}, O(entries)); a restart seen by its start time forgets a worker's
+ * entries up to the mark of the round before it ({@link ModelCaches.forgetBefore}). A tree
+ * created anew starts with marks of 0: nothing in it predates a round it did not see.
+ *
  * **Cost.** O(1) per insert — one list-identity check, an LRU relink, a few additions — plus
  * the eviction, which runs at most once per eighth of the budget inserted: O(trees dropped), each
  * paid for by the insert that created it, or O(named tenants and their leaves). Re-reading

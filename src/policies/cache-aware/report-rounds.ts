@@ -27,7 +27,7 @@
  */
 import type { LoadReport } from '../../workers/load-report.js';
 
-/** @internal Rounds of load reports whose marks are kept (8 polls: 40 s at the default 5 s). */
+/** @internal Rounds of load reports whose marks are kept (8: 80 s at the router's default poll). */
 export const MARK_ROUNDS = 8;
 
 /** One worker's start time and the rounds that showed it. Every field initialised: one shape. */
