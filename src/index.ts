@@ -36,6 +36,7 @@ export type {
   PolicyName,
   RequestLeg,
   SelectRequest,
+  WorkerRestart,
 } from './policies/policy.js';
 export { ROUTING_KEY_HEADER, TARGET_WORKER_HEADER } from './policies/policy.js';
 export type { PowerOfTwoConfig } from './policies/power-of-two.js';

@@ -52,8 +52,8 @@ export interface TenantTreeStats {
  *
  * Costs: `match` is one descent, O(key length) in the worst case, comparing whole edge labels
  * natively where they match; `insert` continues from the last match (no second descent) and
- * copies only the new suffix. `evict` and `removeTenant` touch only the tenant's own leaves and
- * their ancestors (a reverse index of leaves per tenant).
+ * copies only the new suffix. `evict`, `forgetBefore` and `removeTenant` touch only the tenant's
+ * own leaves and their ancestors (a reverse index of leaves per tenant).
  *
  * @internal
  */
@@ -86,6 +86,16 @@ export class RadixTree<K, L> {
   /** Nodes in the tree, the root included. */
   get nodeCount(): number {
     return this.#nodes;
+  }
+
+  /**
+   * The tree's logical clock: the time of its latest insert (0 before the first). Each insert
+   * stamps the path it touches for its tenant with the next value, so an entry stamped at or
+   * before a value read here was last touched before any insert that follows the read. It never
+   * goes back, `clear()` included. O(1).
+   */
+  get clock(): number {
+    return this.#clock;
   }
 
   /** Tenants with an entry. */
@@ -241,6 +251,45 @@ export class RadixTree<K, L> {
         leaves.add(parent);
         heap.push(parent);
       }
+    }
+    this.#retireIfEmpty(id);
+    return before - (this.#sizes[id] ?? 0);
+  }
+
+  /**
+   * Forgets what `tenant` was sent at or before logical time `time` (a {@link RadixTree.clock}
+   * read earlier), keeping everything touched for it since: removes the tenant from exactly the
+   * nodes whose stamp for it is at most `time`, leaf-first like {@link RadixTree.evict}. An
+   * insert stamps a whole path at once, so a node is never older than a descendant holding the
+   * same tenant: a leaf newer than `time` keeps its ancestors, and an ancestor emptied of newer
+   * descendants is reached once they are gone.
+   *
+   * Cost: O(the tenant's leaves) to find the old ones, plus O(children) per node removed; no
+   * sort (every node at or before `time` goes, in any order). Other tenants are untouched.
+   *
+   * @returns units forgotten.
+   */
+  forgetBefore(tenant: string, time: number): number {
+    this.#lastKey = undefined; // nodes of the last match may go
+    const id = this.#ids.get(tenant);
+    if (id === undefined) return 0;
+    const leaves = this.#leaves[id]!;
+    const old: TreeNode<L>[] = [];
+    for (const leaf of leaves) if (leaf.tenants.get(id)! <= time) old.push(leaf);
+    if (old.length === 0) return 0;
+    const before = this.#sizes[id]!;
+    for (let node = old.pop(); node !== undefined; node = old.pop()) {
+      const parent = this.#drop(node, id);
+      if (
+        parent === undefined ||
+        parent === this.#root ||
+        !parent.tenants.has(id) ||
+        this.#hasChildWith(parent, id)
+      )
+        continue;
+      // The parent is the tenant's leaf now: old, it goes too; newer, it stays as a leaf.
+      if (parent.tenants.get(id)! <= time) old.push(parent);
+      else leaves.add(parent);
     }
     this.#retireIfEmpty(id);
     return before - (this.#sizes[id] ?? 0);

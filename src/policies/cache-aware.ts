@@ -21,7 +21,8 @@ import {
   type TreeKind,
   treeOf,
 } from './cache-aware/model-caches.js';
-import type { Policy, PolicyExplanation, SelectRequest } from './policy.js';
+import { ReportRounds } from './cache-aware/report-rounds.js';
+import type { Policy, PolicyExplanation, SelectRequest, WorkerRestart } from './policy.js';
 import { type PrefixHashPolicy, prefixHashPlace, prefixHashPlacement } from './prefix-hash.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isImbalanced } from './support/imbalance.js';
@@ -240,9 +241,12 @@ const MAX_PENDING = 65_536;
  * Trees are kept per `request.model`, all of them together within `maxTotalSize` (trees of models
  * no candidate lists explicitly go first; an emptied tree is dropped). A worker leaving
  * (`removeWorker(url)`) is removed from every tree and block index, and so is a worker whose engine
-restarted (`workerRestarted(url)`), which stays a candidate. An `unref`'d timer evicts
- * every tree to `maxTreeSize` per worker every `evictionIntervalMs`, and a worker that reaches
- * twice the budget between two runs is evicted at once; `close()` stops the timer.
+ * restarted (`workerRestarted(url, restart)`), which stays a candidate — all of it when the
+ * health loop saw the restart, only what was learned before the worker's previous load report
+ * when its start time showed it (trees only; the engines' events own the block index). An
+ * `unref`'d timer evicts every tree to `maxTreeSize` per worker every `evictionIntervalMs`, and
+ * a worker that reaches twice the budget between two runs is evicted at once; `close()` stops
+ * the timer.
  *
  * Cost: one pass over the candidates (≈ 3–4 ns per worker) plus one descent of the tree, which
  * compares whole edge labels natively and copies only the new part of the prompt. Event mode:
@@ -284,6 +288,8 @@ export class CacheAwarePolicy implements Policy {
   readonly #pending = new Map<number, { readonly url: string; readonly at: number }>();
   /** `missPlacement: 'ring'`: places misses. */
   readonly #placement: PrefixHashPolicy | undefined;
+  /** The load rounds delivered and each worker's start time: what a late restart forgets up to. */
+  readonly #rounds = new ReportRounds();
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: CacheAwareConfig = {}) {
@@ -448,9 +454,16 @@ export class CacheAwarePolicy implements Policy {
     return this.#explainable ? this.#explained : undefined;
   }
 
-  /** Load reports, read by the KV-usage triggers when they are on. */
+  /**
+   * Load reports, read by the KV-usage triggers when they are on. Each round also marks every
+   * tree's logical clock and reads each report's `startedAt`, which a restart seen by its start
+   * time is measured against (see {@link CacheAwarePolicy.workerRestarted}). Cost: O(reports +
+   * trees), no per-request cost.
+   */
   updateLoads(reports: ReadonlyMap<string, LoadReport>): void {
     this.#loads.update(reports);
+    if (!(reports instanceof Map)) return;
+    this.#caches.mark(this.#rounds.deliver(reports, this.#clock()));
   }
 
   /**
@@ -461,18 +474,45 @@ export class CacheAwarePolicy implements Policy {
     if (typeof url !== 'string') return;
     this.#caches.removeTenant(url);
     this.#loads.remove(url);
+    this.#rounds.forget(url);
   }
 
   /**
-   * The engine behind `url` restarted, so its prefix cache is empty: removes the worker from
-   * every tree and block index, as {@link CacheAwarePolicy.removeWorker} does, and drops the
-   * event-mode placements of misses on it whose events were still due. The worker stays a
-   * candidate, and its load report is kept. O(models + its entries + pending placements).
+   * The engine behind `url` restarted, so its prefix cache was emptied; the policy forgets what
+   * it learned of that cache before the restart. The worker stays a candidate, and its load
+   * report is kept.
+   *
+   * - `detectedBy: 'health'` (or `restart` missing): the worker was out of `ready` until now, so
+   *   nothing was routed to it since the restart. Removes it from every tree and block index, as
+   *   {@link CacheAwarePolicy.removeWorker} does, and drops the event-mode placements of misses
+   *   on it whose events were still due.
+   * - `detectedBy: 'start_time'`: the restart happened after the worker's last report that still
+   *   showed the old start time, and the worker kept taking requests. Forgets, in every tree, its
+   *   entries last touched at or before that report's round (each tree's logical clock is marked
+   *   at every `updateLoads`), and its pending placements made by then; what it was sent since
+   *   stays: the restarted engine may hold it. The block index stays as it is: a KV-event feed
+   *   clears the worker at the restart itself, and what the engine reported since it holds. The
+   *   same round is found whether the router calls this before or after delivering the reports
+   *   that show the change. Before any round, or for a worker whose last report is older than
+   *   8 rounds, forgets up to the earliest round it knows (everything, before any).
+   *
+   * Cost: O(models + its entries + pending placements).
    */
-  workerRestarted(url: string): void {
+  workerRestarted(url: string, restart?: WorkerRestart): void {
     if (typeof url !== 'string') return;
-    this.#caches.removeTenant(url);
-    for (const [key, placed] of this.#pending) if (placed.url === url) this.#pending.delete(key);
+    const pending = this.#pending;
+    if (restart?.detectedBy !== 'start_time') {
+      this.#rounds.forget(url); // as the router: the next start time seen is a first value
+      this.#caches.removeTenant(url);
+      for (const [key, placed] of pending) if (placed.url === url) pending.delete(key);
+      return;
+    }
+    const round = this.#rounds.restartRound(url);
+    this.#caches.forgetBefore(url, round === 0 ? -1 : ReportRounds.slotOf(round));
+    const before = round === 0 ? Number.POSITIVE_INFINITY : this.#rounds.timeOf(round);
+    for (const [key, placed] of pending) {
+      if (placed.url === url && placed.at <= before) pending.delete(key);
+    }
   }
 
   /**
@@ -515,6 +555,7 @@ export class CacheAwarePolicy implements Policy {
   reset(): void {
     this.#caches.clear();
     this.#loads.clear();
+    this.#rounds.clear();
     this.#reasons.fill(0);
     this.#placement?.reset();
   }

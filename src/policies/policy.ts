@@ -88,14 +88,36 @@ export interface Policy {
    * worker stays a candidate; what the policy keeps that does not model the engine's cache
    * (loads, sessions, ring positions) stays too. A `Router` calls it on every policy when its
    * health loop sees a ready worker fail and come back, or when a load report's `startedAt`
-   * changes (see the `workerRestarted` observation event). Policies that model no cache leave it
-   * out.
+   * changes (see the `workerRestarted` observation event); `restart` says which, and so how much
+   * of what the policy learned is stale (see {@link WorkerRestart}). Policies that model no cache
+   * leave it out.
    */
-  workerRestarted?(url: string): void;
+  workerRestarted?(url: string, restart: WorkerRestart): void;
   /** Forgets all per-worker and per-key state. */
   reset?(): void;
   /** Releases resources; the policy may not be used afterwards. */
   close?(): void;
+}
+
+/**
+ * How an engine restart was seen, passed to {@link Policy.workerRestarted}: it tells a policy how
+ * much of what it learned about the worker's cache is stale.
+ *
+ * @public
+ */
+export interface WorkerRestart {
+  /**
+   * - `health`: the health loop took the worker out of `ready` on failed probes, and it is
+   *   `ready` again. Nothing was routed to it in between, so everything learned about its cache
+   *   before is stale.
+   * - `start_time`: a load report's `startedAt` (the engine's `process_start_time_seconds`)
+   *   differs from the one in the worker's report before, and the worker never left `ready`. The
+   *   engine restarted at some point after that earlier report, so what the policy learned
+   *   before it is stale, while what it sent the worker since may be in the new cache. A `Router`
+   *   calls the hook while it delivers the round of reports that shows the change, before that
+   *   round's `updateLoads`.
+   */
+  readonly detectedBy: 'health' | 'start_time';
 }
 
 /** Header carrying an explicit routing key. @public */

@@ -5,7 +5,7 @@
  * @module
  */
 import type { NoWorkerReason } from '../core/errors.js';
-import type { PolicyName } from '../policies/policy.js';
+import type { PolicyName, WorkerRestart } from '../policies/policy.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
 import type { Worker } from '../workers/worker.js';
 import type { WorkerStatus } from '../workers/worker-spec.js';
@@ -166,7 +166,9 @@ export interface WorkerStatusEvent {
 
 /**
  * The engine behind a worker restarted, so its prefix cache is empty; every policy was told
- * (`Policy.workerRestarted`), and `cache_aware` forgot what it believed that cache held.
+ * (`Policy.workerRestarted`, with the same `detectedBy`), and `cache_aware` forgot what it
+ * believed that cache held (on a start-time detection, what it learned before the worker's
+ * previous report).
  *
  * @public
  */
@@ -180,7 +182,7 @@ export interface WorkerRestartedEvent {
    * engine's `process_start_time_seconds`) changed from the one seen before — a restart too
    * quick for the health loop to notice.
    */
-  readonly detectedBy: 'health' | 'start_time';
+  readonly detectedBy: WorkerRestart['detectedBy'];
 }
 
 /** A load-polling round delivered its reports to the policies. @public */

@@ -10,7 +10,7 @@ import { FleetRouteError, type NoWorkerReason } from '../core/errors.js';
 import { KeepAlive } from '../core/keep-alive.js';
 import { type Logger, log } from '../core/logger.js';
 import { fail } from '../core/options.js';
-import type { Policy, SelectRequest } from '../policies/policy.js';
+import type { Policy, SelectRequest, WorkerRestart } from '../policies/policy.js';
 import { selectPair } from '../policies/select-pair.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import { registryInternals, type WorkerRegistry } from '../registry/worker-registry.js';
@@ -45,6 +45,10 @@ import {
   resolveRouterOptions,
 } from './router-options.js';
 import { StartTimes } from './start-times.js';
+
+/** What `workerRestarted` is told: shared, frozen, so a restart allocates nothing for it. */
+const BY_HEALTH: WorkerRestart = Object.freeze({ detectedBy: 'health' });
+const BY_START_TIME: WorkerRestart = Object.freeze({ detectedBy: 'start_time' });
 
 /** A prefill lease and a decode lease from {@link Router.selectPair}. @public */
 export interface LeasePair {
@@ -102,9 +106,10 @@ export interface RouterStats {
  *   policy's `updateLoads`; reports older than `staleAfterMs` are ignored by the policies, which
  *   then use in-flight counts.
  * - **Engine restarts**: when the health loop sees a ready worker fail and come back, or a load
- *   report's `startedAt` differs from the one before, every policy's `workerRestarted(url)` is
- *   called (`cache_aware` forgets what it believed that engine's cache held) and
- *   `workerRestarted` is emitted.
+ *   report's `startedAt` differs from the one before, every policy's
+ *   `workerRestarted(url, { detectedBy })` is called — on a start-time change, while that round
+ *   is delivered, before its `updateLoads` — (`cache_aware` forgets what it believed that
+ *   engine's cache held) and `workerRestarted` is emitted.
  * - **Breakers**: `circuitBreaker` becomes every worker's default; state changes are emitted as
  *   `circuitChanged` events. When the health loop sees a worker back (`not_ready` → `ready`, or
  *   a successful probe after one failed while its breaker was open), an open breaker turns
@@ -751,13 +756,14 @@ export class Router {
 
   /**
    * The engine behind `worker` restarted: every policy forgets what it believed its cache held
-   * (`workerRestarted`; one that throws does not stop the others), then `workerRestarted` is
-   * emitted.
+   * (`workerRestarted(url, { detectedBy })`; one that throws does not stop the others), then
+   * `workerRestarted` is emitted.
    */
-  #restarted(worker: Worker, detectedBy: 'health' | 'start_time'): void {
+  #restarted(worker: Worker, detectedBy: WorkerRestart['detectedBy']): void {
+    const restart = detectedBy === 'health' ? BY_HEALTH : BY_START_TIME;
     for (const policy of this.#policies()) {
       try {
-        policy.workerRestarted?.(worker.url);
+        policy.workerRestarted?.(worker.url, restart);
       } catch {
         // A policy that throws must not stop the others.
       }

@@ -1,6 +1,7 @@
 /**
  * Scenarios of the approximate radix tree: matching, page alignment, sibling chains,
- * leaf-first and oldest-first eviction, tenant removal, surrogates, memory ownership, `clear()`.
+ * leaf-first and oldest-first eviction, tenant removal, forgetting up to a logical time, surrogates,
+ * memory ownership, `clear()`.
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -474,6 +475,67 @@ describe('RadixTree: removeTenant', () => {
     expect(holders(tree, 'abc')).toEqual([]);
     expect(holders(tree, 'xyz')).toEqual(['w2']);
     expect(holders(tree, 'xy')).toEqual(['w2', 'w3']);
+  });
+});
+
+describe('RadixTree: forgetBefore (a restarted engine, seen late)', () => {
+  it('the clock counts inserts with usable units and survives clear()', () => {
+    const tree = tokenTree(4);
+    expect(tree.clock).toBe(0);
+    route(tree, [1, 2, 3, 4], 'w1');
+    route(tree, [1, 2], 'w1'); // shorter than a page: no entry, no tick
+    route(
+      tree,
+      'abcd'.split('').map((c) => c.charCodeAt(0)),
+      'w2',
+    );
+    expect(tree.clock).toBe(2);
+    tree.clear();
+    expect(tree.clock).toBe(2);
+  });
+
+  it('forgets what the tenant was sent up to the time, keeps what it was sent since', () => {
+    const tree = textTree();
+    route(tree, 'system prompt/old question', 'w1'); // t1
+    route(tree, 'system prompt/old question', 'w2'); // t2
+    const mark = tree.clock;
+    route(tree, 'other prompt/new question', 'w1'); // t3
+
+    expect(tree.forgetBefore('w1', mark)).toBe(26);
+
+    expect(holders(tree, 'system prompt/old question')).toEqual(['w2']);
+    expect(holders(tree, 'other prompt/new question')).toEqual(['w1']);
+    expect(tree.sizeOf('w1')).toBe(25);
+    expect(tree.tenantStats().find((s) => s.tenant === 'w1')?.leaves).toBe(1);
+  });
+
+  it('a shared prefix touched since stays, and becomes the tenant’s leaf', () => {
+    const tree = textTree();
+    route(tree, 'prefix/alpha', 'w1'); // t1: 'prefix/alpha'
+    route(tree, 'prefix/beta', 'w1'); // t2: splits at 'prefix/'
+    const mark = tree.clock;
+    route(tree, 'prefix/', 'w1'); // t3: only the shared prefix is new
+
+    expect(tree.forgetBefore('w1', mark)).toBe(5 + 4);
+
+    expect(matched(tree, 'prefix/alpha')).toBe(7);
+    expect(holders(tree, 'prefix/')).toEqual(['w1']);
+    expect(tree.tenantStats()).toEqual([{ tenant: 'w1', size: 7, leaves: 1 }]);
+    // Its leaf is known: evicting it empties the tenant.
+    expect(tree.evict('w1', 0)).toBe(7);
+    expect(tree.nodeCount).toBe(1);
+  });
+
+  it('forgets nothing before the tenant’s oldest entry, everything at the clock, 0 for a stranger', () => {
+    const tree = textTree();
+    route(tree, 'abc', 'w1');
+    route(tree, 'xyz', 'w2');
+    expect(tree.forgetBefore('w1', 0)).toBe(0);
+    expect(tree.forgetBefore('nobody', tree.clock)).toBe(0);
+    expect(tree.forgetBefore('w1', tree.clock)).toBe(3);
+    expect(tree.idOf('w1')).toBe(-1);
+    expect(holders(tree, 'xyz')).toEqual(['w2']);
+    expect(tree.nodeCount).toBe(2);
   });
 });
 

@@ -1,12 +1,16 @@
 /**
- * `cache_aware.workerRestarted(url)`: an engine that restarted holds nothing, so the policy
- * forgets what it believed that worker's cache held — in its approximate trees and in its
- * engine block index — and the worker stays a candidate.
+ * `cache_aware.workerRestarted(url, restart)`: an engine that restarted holds nothing, so the
+ * policy forgets what it believed that worker's cache held, and the worker stays a candidate.
+ * Seen by the health loop: everything, in its approximate trees and in its engine block index.
+ * Seen by its start time, a poll late: only what it learned before the worker's previous report,
+ * in the trees (`cache-aware-restart-start-time.test.ts`).
  */
 import { describe, expect, it } from 'vitest';
-import { blockHashes, createPolicy, WorkerRegistry } from '../../src/index.js';
+import { blockHashes, createPolicy, WorkerRegistry, type WorkerRestart } from '../../src/index.js';
 import { cacheAwareTreeOf } from '../../src/policies/cache-aware.js';
 import { essay } from '../support/fixtures.js';
+
+const HEALTH: WorkerRestart = { detectedBy: 'health' };
 
 async function fleet(n: number) {
   const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
@@ -15,7 +19,7 @@ async function fleet(n: number) {
   return registry.getByModel('m');
 }
 
-describe('cache_aware: an engine restart (approximate trees)', () => {
+describe('cache_aware: an engine restart the health loop saw (approximate trees)', () => {
   it('a prompt sent to the restarted worker no longer matches it; other workers keep theirs', async () => {
     // Arrange: misses go to the least-loaded worker, so the first prompt lands on gpu0 and the
     // second on gpu1; each is a hit on its worker the second time.
@@ -32,7 +36,7 @@ describe('cache_aware: an engine restart (approximate trees)', () => {
     expect(policy.explain()?.branch).toBe('cache_hit');
 
     // Act
-    policy.workerRestarted(a.url);
+    policy.workerRestarted(a.url, HEALTH);
 
     // Assert: nothing of gpu0 is left in either tree, and the prompt is a miss again.
     expect(cacheAwareTreeOf(policy, 'm', 'text')?.sizeOf(a.url)).toBe(0);
@@ -52,11 +56,23 @@ describe('cache_aware: an engine restart (approximate trees)', () => {
     const text = essay(42);
     policy.select(workers, { model: 'm', text });
 
-    policy.workerRestarted(a.url);
+    policy.workerRestarted(a.url, HEALTH);
 
     expect(policy.select([a], { model: 'm', text })).toBe(a);
     expect(policy.select([a], { model: 'm', text })).toBe(a);
     expect(policy.explain()?.branch).toBe('cache_hit');
+  });
+
+  it('without a restart argument (a caller in plain JavaScript), forgets everything too', async () => {
+    const workers = await fleet(2);
+    const a = workers[0]!;
+    const policy = createPolicy('cache_aware', { missPlacement: 'least_load' });
+    const text = essay(44);
+    expect(policy.select(workers, { model: 'm', text })).toBe(a);
+
+    (policy.workerRestarted as (url: string) => void).call(policy, a.url);
+
+    expect(cacheAwareTreeOf(policy, 'm', 'text')).toBeUndefined();
   });
 
   it('ignores a URL that is not a string, and one it never saw', async () => {
@@ -65,15 +81,16 @@ describe('cache_aware: an engine restart (approximate trees)', () => {
     const text = essay(43);
     policy.select(workers, { model: 'm', text });
 
-    policy.workerRestarted(7 as never);
-    policy.workerRestarted('http://elsewhere:8000');
+    policy.workerRestarted(7 as never, HEALTH);
+    policy.workerRestarted('http://elsewhere:8000', HEALTH);
+    policy.workerRestarted('http://elsewhere:8000', { detectedBy: 'start_time' });
 
     policy.select(workers, { model: 'm', text });
     expect(policy.explain()?.branch).toBe('cache_hit');
   });
 });
 
-describe('cache_aware: an engine restart (event mode)', () => {
+describe('cache_aware: an engine restart the health loop saw (event mode)', () => {
   const prompt = Array.from({ length: 64 }, (_, i) => 500 + i); // 4 blocks of 16
   const other = blockHashes(prompt.map((t) => t + 7));
 
@@ -86,7 +103,7 @@ describe('cache_aware: an engine restart (event mode)', () => {
     expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(a);
     expect(policy.explain()?.branch).toBe('event_overlap');
 
-    policy.workerRestarted(a.url);
+    policy.workerRestarted(a.url, HEALTH);
 
     // Still scored from events (gpu3's blocks are known), but nobody holds the prompt.
     expect(policy.stats().eventModels).toEqual(['m']);
@@ -103,7 +120,7 @@ describe('cache_aware: an engine restart (event mode)', () => {
     expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(placed);
     expect(policy.explain()?.branch).toBe('cache_hit'); // the placement, within pendingTtlMs
 
-    policy.workerRestarted(placed.url);
+    policy.workerRestarted(placed.url, HEALTH);
 
     policy.select(workers, { model: 'm', tokens: prompt });
     expect(policy.explain()?.branch).toBe('cache_miss');

@@ -2,8 +2,8 @@
  * The properties of the approximate radix tree, for each key kind (the `radix-tree-*.test.ts`
  * files run one kind each, so the kinds run in parallel): tenant sizes and the tree's
  * total size, eviction bounds (`evict`, `evictAll`, `shrink`), matches against a brute-force
- * model, match-and-insert, tenant removal, and the structural invariants after every operation
- * of random interleavings.
+ * model, match-and-insert, tenant removal, forgetting a tenant's entries up to a logical time
+ * (`forgetBefore`), and the structural invariants after every operation of random interleavings.
  *
  * Keys come from a small pool and are cut and extended from it, over tiny alphabets, so prefixes
  * are shared, token pages collide on their first token (sibling chains), pages are left partial,
@@ -254,7 +254,9 @@ type Op<K> =
   | { readonly op: 'evict'; readonly tenant: string; readonly max: number }
   | { readonly op: 'evictAll'; readonly max: number }
   | { readonly op: 'shrink'; readonly ratio: number }
-  | { readonly op: 'remove'; readonly tenant: string };
+  | { readonly op: 'remove'; readonly tenant: string }
+  /** `forgetBefore(tenant, clock − back)`: `back` counts inserts back from the latest. */
+  | { readonly op: 'forget'; readonly tenant: string; readonly back: number };
 
 type OpName = Op<unknown>['op'];
 
@@ -291,7 +293,8 @@ export function opsArb<K, L>(
     | { op: 'evict'; tenant: string; max: number }
     | { op: 'evictAll'; max: number }
     | { op: 'shrink'; ratio: number }
-    | { op: 'remove'; tenant: string };
+    | { op: 'remove'; tenant: string }
+    | { op: 'forget'; tenant: string; back: number };
   const choices: fc.WeightedArbitrary<Raw>[] = [];
   const add = (name: OpName, arb: fc.Arbitrary<Raw>): void => {
     const weight = weights[name] ?? 0;
@@ -310,6 +313,14 @@ export function opsArb<K, L>(
     }),
   );
   add('remove', fc.record({ op: fc.constant('remove' as const), tenant }));
+  add(
+    'forget',
+    fc.record({
+      op: fc.constant('forget' as const),
+      tenant,
+      back: fc.oneof(fc.constant(0), fc.nat({ max: 12 }), fc.constant(-1)),
+    }),
+  );
   return fc
     .tuple(
       fc.array(kind.key, { minLength: 1, maxLength: 4 }),
@@ -350,7 +361,11 @@ export function replay<K, L>(
       case 'route':
       case 'insert': {
         if (op.op === 'route') tree.match(op.key);
+        const clock = tree.clock;
         tree.insert(op.key, op.tenant);
+        expect(tree.clock, 'an insert with usable units ticks the clock once').toBe(
+          kind.usable(op.key) > 0 ? clock + 1 : clock,
+        );
         inserted.push(op.key);
         checkRouted(tree, kind, op.key, op.tenant);
         break;
@@ -421,6 +436,11 @@ export function replay<K, L>(
         forgetful ||= removed > 0;
         break;
       }
+      case 'forget': {
+        const forgotten = checkForget(tree, op.tenant, tree.clock - op.back);
+        forgetful ||= forgotten > 0;
+        break;
+      }
     }
     checkInvariants(tree, kind);
     extra(tree);
@@ -456,6 +476,47 @@ function lruSnapshot<K, L>(tree: RadixTree<K, L>, tenant: string): () => void {
       ).toBeGreaterThanOrEqual(newestDropped);
     }
   };
+}
+
+/** Every tenant's stamps: tenant name → (node → logical time of its last use). */
+function stampsOf<K, L>(tree: RadixTree<K, L>): Map<string, Map<TreeNode<L>, number>> {
+  const stamps = new Map<string, Map<TreeNode<L>, number>>();
+  for (const node of nodesOf(tree.root)) {
+    for (const [id, time] of node.tenants) {
+      const name = tree.nameOf(id)!;
+      let held = stamps.get(name);
+      if (held === undefined) stamps.set(name, (held = new Map()));
+      held.set(node, time);
+    }
+  }
+  return stamps;
+}
+
+/**
+ * `forgetBefore(tenant, time)` removes the tenant from exactly the nodes it held stamped at or
+ * before `time`, keeps every newer stamp as it was, and leaves the other tenants and the clock
+ * alone. @returns units forgotten.
+ */
+function checkForget<K, L>(tree: RadixTree<K, L>, tenant: string, time: number): number {
+  const before = stampsOf(tree);
+  const sizes = sizesOf(tree);
+  const clock = tree.clock;
+  const forgotten = tree.forgetBefore(tenant, time);
+  const after = stampsOf(tree);
+  const kept = new Map([...(before.get(tenant) ?? [])].filter(([, t]) => t > time));
+  expect(
+    after.get(tenant) ?? new Map(),
+    `${tenant} keeps exactly what is newer than ${time}`,
+  ).toEqual(kept);
+  expect(forgotten, 'forgetBefore returns the units forgotten').toBe(
+    (sizes.get(tenant) ?? 0) - tree.sizeOf(tenant),
+  );
+  if (kept.size === 0) expect(tree.idOf(tenant), `${tenant} is retired once empty`).toBe(-1);
+  for (const [t, held] of before) {
+    if (t !== tenant) expect(after.get(t), `forgetBefore leaves ${t} alone`).toEqual(held);
+  }
+  expect(tree.clock, 'forgetBefore does not move the clock').toBe(clock);
+  return forgotten;
 }
 
 function sizesOf<K, L>(tree: RadixTree<K, L>): Map<string, number> {
@@ -576,10 +637,34 @@ export function properties<K, L>(kind: Kind<K, L>): void {
       );
     });
 
+    it('(g) forgetBefore removes exactly the stamps at or before the time, leaf-first', () => {
+      fc.assert(
+        fc.property(
+          opsArb(kind, { route: 6, insert: 1, evict: 1, forget: 2 }),
+          fc.constantFrom(...TENANTS),
+          fc.nat({ max: 40 }),
+          (ops, tenant, back) => {
+            const tree = replay(kind, ops);
+            checkForget(tree, tenant, tree.clock - back);
+            checkInvariants(tree, kind);
+            // Forgetting up to the clock forgets everything the tenant held.
+            checkForget(tree, tenant, tree.clock);
+            expect(tree.sizeOf(tenant)).toBe(0);
+            checkInvariants(tree, kind);
+          },
+        ),
+        runs(300, 2000),
+      );
+    });
+
     it('(f) interleavings that match before each insert keep every invariant', () => {
       fc.assert(
         fc.property(
-          opsArb(kind, { route: 6, match: 3, evict: 2, evictAll: 1, shrink: 1, remove: 1 }, 60),
+          opsArb(
+            kind,
+            { route: 6, match: 3, evict: 2, evictAll: 1, shrink: 1, remove: 1, forget: 1 },
+            60,
+          ),
           (ops) => {
             replay(kind, ops);
           },
@@ -593,7 +678,16 @@ export function properties<K, L>(kind: Kind<K, L>): void {
         fc.property(
           opsArb(
             kind,
-            { route: 3, insert: 3, match: 3, evict: 2, evictAll: 1, shrink: 1, remove: 1 },
+            {
+              route: 3,
+              insert: 3,
+              match: 3,
+              evict: 2,
+              evictAll: 1,
+              shrink: 1,
+              remove: 1,
+              forget: 1,
+            },
             60,
           ),
           (ops) => {

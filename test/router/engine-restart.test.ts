@@ -1,11 +1,13 @@
 /**
  * The Router detects an engine restart two ways — the health loop sees a ready worker fail and
- * come back, or a load report's `startedAt` changes — and tells every policy
- * (`workerRestarted(url)`) and its listeners (`workerRestarted`). An in-memory transport; the
- * same over real HTTP is in `engine-restart-http.test.ts`.
+ * come back, or a load report's `startedAt` changes — and tells every policy how it saw it
+ * (`workerRestarted(url, { detectedBy })`, on a start-time change before that round's
+ * `updateLoads`) and its listeners (`workerRestarted`). An in-memory transport; the same over
+ * real HTTP is in `engine-restart-http.test.ts`.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
+  type CacheAwarePolicy,
   createPolicy,
   type LoadReport,
   type Policy,
@@ -15,6 +17,8 @@ import {
   WorkerRegistry,
   type WorkerRestartedEvent,
 } from '../../src/index.js';
+import { cacheAwareTreeOf } from '../../src/policies/cache-aware.js';
+import { essay } from '../support/fixtures.js';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -22,15 +26,24 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
-/** A policy that routes round-robin and records the restarts it is told of. */
-function recordingPolicy(): Policy & { restarted: string[] } {
+/**
+ * A policy that routes round-robin and records the restarts it is told of (`url detectedBy`),
+ * and in `calls` every restart and load round in the order they came.
+ */
+function recordingPolicy(): Policy & { restarted: string[]; calls: string[] } {
   const inner = createPolicy('round_robin');
   const restarted: string[] = [];
+  const calls: string[] = [];
   return {
     name: 'round_robin',
     restarted,
+    calls,
     select: (workers) => inner.select(workers),
-    workerRestarted: (url) => void restarted.push(url),
+    workerRestarted: (url, restart) => {
+      restarted.push(`${url} ${restart.detectedBy}`);
+      calls.push(`workerRestarted ${url}`);
+    },
+    updateLoads: (reports) => void calls.push(`updateLoads ${reports.size}`),
   };
 }
 
@@ -87,12 +100,12 @@ describe('Router: an engine restart shown by the start time in load reports', ()
     startedAt.set(a.url, 1_764_000_090_000);
     await router.pollLoads();
 
-    expect(restarted).toEqual([a.url]);
+    expect(restarted).toEqual([`${a.url} start_time`]);
     expect(events).toEqual([
       { type: 'workerRestarted', workerId: a.id, url: a.url, detectedBy: 'start_time' },
     ]);
     await router.pollLoads(); // the new start time is known now
-    expect(restarted).toEqual([a.url]);
+    expect(restarted).toEqual([`${a.url} start_time`]);
   });
 
   it('a report without a usable start time neither counts as a restart nor forgets the known one', async () => {
@@ -155,7 +168,60 @@ describe('Router: an engine restart shown by the start time in load reports', ()
     e.startedAt.set(a.url, 1_764_000_000_001);
     await router.pollLoads();
 
-    for (const policy of told) expect(policy.restarted).toEqual([a.url]);
+    for (const policy of told) expect(policy.restarted).toEqual([`${a.url} start_time`]);
+  });
+});
+
+describe('Router: what a policy is told of a restart shown by the start time', () => {
+  it('the round showing the new start time: workerRestarted first, then that round’s updateLoads', async () => {
+    const { router, a, b, startedAt, policy } = await fleet({ health: false });
+    const calls = (policy as ReturnType<typeof recordingPolicy>).calls;
+    startedAt.set(a.url, 1_764_000_000_000);
+    startedAt.set(b.url, 1_764_000_000_000);
+    await router.pollLoads();
+
+    startedAt.set(a.url, 1_764_000_090_000);
+    await router.pollLoads();
+
+    expect(calls).toEqual(['updateLoads 2', `workerRestarted ${a.url}`, 'updateLoads 2']);
+  });
+
+  it('cache_aware forgets what it routed to the worker before its previous report, and keeps what it routed since', async () => {
+    // Arrange: one worker, so every prompt goes to it.
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    open.push(registry);
+    const a = await registry.register({ url: 'http://a:8000', models: ['m'] });
+    const e = engines();
+    const policy = createPolicy('cache_aware') as CacheAwarePolicy;
+    const router = new Router({
+      registry,
+      transport: e.transport,
+      policy,
+      health: false,
+      loadPolling: { intervalMs: 3_600_000 },
+    });
+    open.push(router);
+    router.start();
+    const before = essay(11);
+    const since = essay(12);
+    const held = (text: string) => {
+      const tree = cacheAwareTreeOf(policy, 'm', 'text')!;
+      const match = tree.match(text);
+      return tree.holdersOf(match).includes(a.url) ? match.matched : 0;
+    };
+    e.startedAt.set(a.url, 1_764_000_000_000);
+    router.select({ model: 'm', text: before })?.release();
+    await router.pollLoads(); // the last report with the old start time
+    router.select({ model: 'm', text: since })?.release();
+    expect(held(before)).toBe(400);
+
+    // Act: the engine restarted; the next poll shows it.
+    e.startedAt.set(a.url, 1_764_000_090_000);
+    await router.pollLoads();
+
+    // Assert
+    expect(held(before)).toBe(0);
+    expect(held(since)).toBe(400);
   });
 });
 
@@ -175,12 +241,12 @@ describe('Router: an engine restart shown by the health loop', () => {
     await vi.advanceTimersByTimeAsync(100);
 
     expect(a.status).toBe('ready');
-    expect(restarted).toEqual([a.url]);
+    expect(restarted).toEqual([`${a.url} health`]);
     expect(events).toEqual([
       { type: 'workerRestarted', workerId: a.id, url: a.url, detectedBy: 'health' },
     ]);
     await vi.advanceTimersByTimeAsync(500); // staying ready is no further restart
-    expect(restarted).toEqual([a.url]);
+    expect(restarted).toEqual([`${a.url} health`]);
   });
 
   it('after a restart the health loop saw, the new start time in the next report is not a second one', async () => {

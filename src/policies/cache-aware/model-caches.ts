@@ -19,6 +19,11 @@
  *
  * An entry left with no tree and no block is deleted, so no `Map` entry outlives its contents.
  *
+ * **Marks.** At every round of load reports each entry records its trees' logical clocks
+ * ({@link ModelCaches.mark}, O(entries)); a restart seen by its start time forgets a worker's
+ * entries up to the mark of the round before it ({@link ModelCaches.forgetBefore}). A tree
+ * created anew starts with marks of 0: nothing in it predates a round it did not see.
+ *
  * **Cost.** O(1) per insert — one list-identity check, an LRU relink, a few additions — plus
  * the eviction, which runs at most once per eighth of the budget inserted: O(trees dropped), each
  * paid for by the insert that created it, or O(named tenants and their leaves). Re-reading
@@ -32,6 +37,7 @@ import type { KvBlockIndex } from '../../cache/kv-event-store.js';
 import { RadixTree } from '../../cache/radix-tree.js';
 import { TEXT_KEYS, type TokenKeyOps, tokenKeys } from '../../cache/tree-keys.js';
 import { Worker } from '../../workers/worker.js';
+import { MARK_ROUNDS } from './report-rounds.js';
 
 /**
  * @internal Units a tree counts on top of its contents: a tree holding one short prompt for one
@@ -66,6 +72,12 @@ export class ModelCache {
   namedBy: readonly Worker[] | undefined = undefined;
   /** Units this entry's trees count in the total. */
   charged = 0;
+  /**
+   * Each tree's logical clock when each kept round of load reports was delivered, by round slot
+   * (see `report-rounds.ts`): the text tree's in `[0, MARK_ROUNDS)`, the token tree's after. 0
+   * for a round before the tree existed (everything in it is newer).
+   */
+  readonly marks = new Float64Array(2 * MARK_ROUNDS);
   older: ModelCache | undefined = undefined;
   newer: ModelCache | undefined = undefined;
   listed = false;
@@ -203,6 +215,8 @@ export class ModelCaches {
           : this.#tokenKeys.usable(key as ArrayLike<number>);
       if (usable === 0) return;
       entry ??= this.entryOf(model);
+      // A new tree's clock starts again: every earlier round saw none of it.
+      entry.marks.fill(0, kind * MARK_ROUNDS, (kind + 1) * MARK_ROUNDS);
       if (kind === TEXT) tree = (entry.text = new RadixTree(TEXT_KEYS, '')) as AnyTree;
       else tree = (entry.tokens = new RadixTree(this.#tokenKeys, NO_TOKENS)) as AnyTree;
       before = -(TREE_CHARGE + model.length); // a new tree counts its fixed charge too
@@ -239,6 +253,36 @@ export class ModelCaches {
       entry.text?.removeTenant(url);
       entry.tokens?.removeTenant(url);
       entry.events?.clear(url);
+      this.settle(entry);
+    }
+  }
+
+  /**
+   * Marks a round of load reports: each tree's logical clock goes into `slot` of its entry's
+   * marks. O(entries), no allocation.
+   */
+  mark(slot: number): void {
+    for (const entry of this.#entries.values()) {
+      const marks = entry.marks;
+      marks[slot] = entry.text?.clock ?? 0;
+      marks[MARK_ROUNDS + slot] = entry.tokens?.clock ?? 0;
+    }
+  }
+
+  /**
+   * Forgets what `url` was sent up to the round of `slot`: in every tree, its entries last
+   * touched at or before the tree's mark there ({@link RadixTree.forgetBefore}); newer ones stay.
+   * `slot` -1: every entry, as {@link ModelCaches.removeTenant} but leaving the block indexes.
+   * Block indexes are untouched (the engines' events own them). O(entries + the tenant's leaves
+   * and the entries forgotten).
+   */
+  forgetBefore(url: string, slot: number): void {
+    for (const entry of this.#entries.values()) {
+      const marks = entry.marks;
+      const text = slot < 0 ? Number.POSITIVE_INFINITY : marks[slot]!;
+      const tokens = slot < 0 ? Number.POSITIVE_INFINITY : marks[MARK_ROUNDS + slot]!;
+      entry.text?.forgetBefore(url, text);
+      entry.tokens?.forgetBefore(url, tokens);
       this.settle(entry);
     }
   }
