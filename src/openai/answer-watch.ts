@@ -41,6 +41,7 @@ const MAX_TOKENS = 2 ** 31 - 1;
 const LF = 0x0a;
 const CR = 0x0d;
 const decoder = new TextDecoder();
+const LINE_END = /\r\n|\r|\n/;
 const EMPTY = new Uint8Array(0);
 const USAGE = [0x75, 0x73, 0x61, 0x67, 0x65, 0x22]; // usage"
 
@@ -243,21 +244,17 @@ function eventEnd(data: Uint8Array, from: number): number {
   }
 }
 
-/** The JSON of an event's `data:` lines (joined), or `undefined` when it has none or is not JSON. */
+/**
+ * The JSON of an event's `data:` lines (joined), or `undefined` when it has none or is not JSON.
+ * Lines end as `eventEnd` reads them: `\n`, `\r\n` or `\r`.
+ */
 function parseEvent(event: Uint8Array): unknown {
-  const text = decoder.decode(event);
   let data: string | undefined;
-  let from = 0;
-  while (from < text.length) {
-    let to = text.indexOf('\n', from);
-    if (to < 0) to = text.length;
-    let line = text.slice(from, to);
-    if (line.endsWith('\r')) line = line.slice(0, -1);
+  for (const line of decoder.decode(event).split(LINE_END)) {
     if (line.startsWith('data:')) {
       const value = line.charCodeAt(5) === 0x20 ? line.slice(6) : line.slice(5);
       data = data === undefined ? value : `${data}\n${value}`;
     }
-    from = to + 1;
   }
   if (data === undefined || data.length === 0 || (data[0] !== '{' && data[0] !== '['))
     return undefined;

@@ -1,0 +1,145 @@
+/**
+ * The watch over a streamed answer: server-sent events with any of the three line endings, cut
+ * into chunks anywhere, are forwarded whole and byte for byte (the usage chunk the front asked
+ * for cut out), the first output token is marked once, and the last usage is read.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { watchAnswer } from '../../src/openai/answer-watch.js';
+import { runs } from '../helpers/fc-settings.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+type Kind = 'role' | 'content' | 'usage' | 'comment' | 'done';
+type Ending = '\n' | '\r\n' | '\r';
+
+interface Event {
+  readonly kind: Kind;
+  readonly ending: Ending;
+  /** Its `data:` split over at most this many lines (JSON events only). */
+  readonly lines: number;
+  readonly token: string;
+}
+
+function payload(event: Event): string | undefined {
+  const chunk = { id: 'c', object: 'chat.completion.chunk', model: 'm' };
+  switch (event.kind) {
+    case 'role':
+      return JSON.stringify({ ...chunk, choices: [{ index: 0, delta: { role: 'assistant' } }] });
+    case 'content':
+      return JSON.stringify({ ...chunk, choices: [{ index: 0, delta: { content: event.token } }] });
+    case 'usage':
+      return JSON.stringify({
+        ...chunk,
+        choices: [],
+        usage: { prompt_tokens: 7, completion_tokens: event.token.length },
+      });
+    case 'done':
+      return '[DONE]';
+    case 'comment':
+      return undefined;
+  }
+}
+
+/** The event's text: `data:` lines (a JSON text may be split over several), then a blank line. */
+function text(event: Event): string {
+  const data = payload(event);
+  const eol = event.ending;
+  if (data === undefined) return `: keep-alive${eol}${eol}`;
+  // Split between JSON members (where the newline that joins `data:` lines is whitespace).
+  const lines: string[] = [];
+  let from = 0;
+  for (let at = data.indexOf(',"'); at >= 0 && lines.length < event.lines - 1; ) {
+    lines.push(data.slice(from, at + 1));
+    from = at + 1;
+    at = data.indexOf(',"', from);
+  }
+  lines.push(data.slice(from));
+  return `${lines.map((line) => `data: ${line}`).join(eol)}${eol}${eol}`;
+}
+
+const eventArb: fc.Arbitrary<Event> = fc.record({
+  kind: fc.constantFrom<Kind>('role', 'content', 'content', 'usage', 'comment', 'done'),
+  ending: fc.constantFrom<Ending>('\n', '\r\n', '\r'),
+  lines: fc.integer({ min: 1, max: 3 }),
+  token: fc.string({ minLength: 1, maxLength: 6 }),
+});
+
+/** Splits `bytes` at the given cut points (sorted, deduplicated). */
+function cut(bytes: Uint8Array, points: readonly number[]): Uint8Array[] {
+  const at = [...new Set(points.map((p) => p % (bytes.length + 1)))].sort((a, b) => a - b);
+  const chunks: Uint8Array[] = [];
+  let from = 0;
+  for (const point of [...at, bytes.length]) {
+    chunks.push(bytes.slice(from, point));
+    from = point;
+  }
+  return chunks;
+}
+
+describe('watching a streamed answer', () => {
+  it('forwards whole events byte for byte, whatever the line endings and the chunk cuts', () => {
+    fc.assert(
+      fc.property(
+        fc.array(eventArb, { minLength: 1, maxLength: 12 }),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        fc.boolean(),
+        (events, points, strip) => {
+          const texts = events.map(text);
+          const input = encoder.encode(texts.join(''));
+          let firstTokens = 0;
+          const watch = watchAnswer(
+            'text/event-stream',
+            { firstToken: () => firstTokens++ },
+            strip,
+          );
+
+          const outputs: string[] = [];
+          for (const chunk of cut(input, points)) outputs.push(decoder.decode(watch.take(chunk)));
+          const rest = watch.end();
+          if (rest !== undefined) outputs.push(decoder.decode(rest));
+
+          // Everything but the usage chunk (when cut out) passes, in order, unchanged.
+          const expected = events
+            .map((event, i) => (strip && event.kind === 'usage' ? '' : texts[i]))
+            .join('');
+          expect(outputs.join('')).toBe(expected);
+          // Every take forwards whole events: what passed so far always ends on an event's end.
+          const ends = new Set<number>([0]);
+          let at = 0;
+          events.forEach((event, i) => {
+            if (!(strip && event.kind === 'usage')) at += texts[i]!.length;
+            ends.add(at);
+          });
+          let forwarded = 0;
+          for (const output of outputs) {
+            forwarded += output.length;
+            expect(ends.has(forwarded)).toBe(true);
+          }
+          expect(firstTokens).toBe(events.some((e) => e.kind === 'content') ? 1 : 0);
+          const last = events.findLast((e) => e.kind === 'usage');
+          expect(watch.usage).toEqual(
+            last === undefined
+              ? undefined
+              : { promptTokens: 7, completionTokens: last.token.length },
+          );
+        },
+      ),
+      runs(300, 3_000),
+    );
+  });
+
+  it('cuts out the usage chunk only when the front asked for it', () => {
+    const usage = encoder.encode(
+      'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}\n\n',
+    );
+    const done = encoder.encode('data: [DONE]\n\n');
+    for (const strip of [true, false]) {
+      const watch = watchAnswer('text/event-stream', { firstToken: () => {} }, strip);
+      const out = decoder.decode(watch.take(new Uint8Array([...usage, ...done])));
+      expect(out).toBe(strip ? 'data: [DONE]\n\n' : decoder.decode(usage) + 'data: [DONE]\n\n');
+      expect(watch.usage).toEqual({ promptTokens: 3, completionTokens: 2 });
+    }
+  });
+});
