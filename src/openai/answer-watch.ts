@@ -91,6 +91,12 @@ class EventWatch implements AnswerWatch {
   /** An event begun in an earlier chunk, waiting for its end. */
   #pending: Uint8Array = EMPTY;
   #seenOutput = false;
+  /**
+   * The next LF and CR in the chunk being read (see `nextOf`): a stream whose lines end in LF
+   * alone is searched for a CR once per chunk, not once per line.
+   */
+  #lf = -2;
+  #cr = -2;
   /** An event longer than MAX_EVENT_BYTES: everything passes unread from then on. */
   #blind = false;
   usage: ReadUsage | undefined;
@@ -106,8 +112,9 @@ class EventWatch implements AnswerWatch {
     let start = 0;
     let kept: Uint8Array[] | undefined;
     let keptFrom = 0;
+    this.#lf = this.#cr = -2;
     for (;;) {
-      const end = eventEnd(data, start);
+      const end = this.#eventEnd(data, start);
       if (end < 0) break;
       if (this.#inspect(data.subarray(start, end))) {
         // Cut this event out: forward what came before it.
@@ -135,6 +142,30 @@ class EventWatch implements AnswerWatch {
     this.#pending = EMPTY;
     if (rest.length === 0) return undefined;
     return this.#inspect(rest) ? undefined : rest;
+  }
+
+  /**
+   * Where the event starting at `from` ends (just past its blank line: `\n\n`, `\r\n\r\n` or
+   * `\r\r`), or -1 when it has not ended yet. The calls on one chunk go forward, from its start.
+   * Cost: native byte searches; each byte of the chunk is searched a bounded number of times.
+   */
+  #eventEnd(data: Uint8Array, from: number): number {
+    let i = from;
+    for (;;) {
+      const lf = (this.#lf = nextOf(data, LF, i, this.#lf));
+      const cr = (this.#cr = nextOf(data, CR, i, this.#cr));
+      if (lf < 0 && cr < 0) return -1;
+      const at = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
+      // One line ending (\n, \r\n or \r), then another right after it: the blank line.
+      const next = data[at] === CR && data[at + 1] === LF ? at + 2 : at + 1;
+      if (next >= data.length) return -1;
+      if (data[next] === LF) return next + 1;
+      if (data[next] === CR) {
+        if (next + 1 >= data.length) return -1; // \r at the very end: maybe \r\n
+        return data[next + 1] === LF ? next + 2 : next + 1;
+      }
+      i = next;
+    }
   }
 
   /** Reads one event; `true` when it is the usage chunk to cut out. */
@@ -222,31 +253,17 @@ class PlainWatch implements AnswerWatch {
 }
 
 /**
- * Where the event starting at `from` ends (just past its blank line: `\n\n`, `\r\n\r\n` or
- * `\r\r`), or -1 when it has not ended yet. Cost: native byte searches, linear in the event.
+ * The first `byte` at or after `from` (-1: none), given `known`, the answer of an earlier search
+ * in the same buffer from a point at or before `from` (-2: none made yet). A search is made again
+ * only once `from` has passed the byte found, so a forward walk reads each byte once.
  */
-function eventEnd(data: Uint8Array, from: number): number {
-  let i = from;
-  for (;;) {
-    const lf = data.indexOf(LF, i);
-    const cr = data.indexOf(CR, i);
-    if (lf < 0 && cr < 0) return -1;
-    const at = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
-    // One line ending (\n, \r\n or \r), then another right after it: the blank line.
-    const next = data[at] === CR && data[at + 1] === LF ? at + 2 : at + 1;
-    if (next >= data.length) return -1;
-    if (data[next] === LF) return next + 1;
-    if (data[next] === CR) {
-      if (next + 1 >= data.length) return -1; // \r at the very end: maybe \r\n
-      return data[next + 1] === LF ? next + 2 : next + 1;
-    }
-    i = next;
-  }
+function nextOf(data: Uint8Array, byte: number, from: number, known: number): number {
+  return known === -1 || known >= from ? known : data.indexOf(byte, from);
 }
 
 /**
  * The JSON of an event's `data:` lines (joined), or `undefined` when it has none or is not JSON.
- * Lines end as `eventEnd` reads them: `\n`, `\r\n` or `\r`.
+ * Lines end as `#eventEnd` reads them: `\n`, `\r\n` or `\r`.
  */
 function parseEvent(event: Uint8Array): unknown {
   let data: string | undefined;
