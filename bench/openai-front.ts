@@ -22,7 +22,10 @@ import { emit, fmt, median } from './harness.js';
 import { type ChildMessage, MODEL, type ProcessSample } from './openai-front-child.js';
 
 const CHILD = fileURLToPath(new URL('./openai-front-child.ts', import.meta.url));
-/** Where `FLEETROUTE_BENCH_PROFILE=<role>` writes that child's CPU profile. */
+/**
+ * `FLEETROUTE_BENCH_PROFILE=front` (or `pipe`, `engine`, or a comma-separated list) writes that
+ * child's CPU profile (`node --cpu-prof`) here, under `<role>/`.
+ */
 const PROFILE_DIR = 'scratch/openai-front-profiles';
 const TOKENS = 200;
 const LONG_TOKENS = 2_000;
@@ -51,10 +54,10 @@ interface RoundResult {
 // Child processes
 
 async function startChild(role: string, args: readonly string[] = []): Promise<Child> {
-  const profile = process.env.FLEETROUTE_BENCH_PROFILE === role;
+  const profile = (process.env.FLEETROUTE_BENCH_PROFILE ?? '').split(',').includes(role);
   const child = fork(CHILD, [role, ...args], {
     execArgv: profile
-      ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]
+      ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}/${role}`]
       : process.execArgv,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -112,8 +112,15 @@ class EventWatch implements AnswerWatch {
     let start = 0;
     let kept: Uint8Array[] | undefined;
     let keptFrom = 0;
+    let quiet = false;
     this.#lf = this.#cr = -2;
     for (;;) {
+      if (this.#seenOutput && !quiet) {
+        // Past the first token only a usage event matters: skip to the last event's end at once
+        // when none lies before it.
+        quiet = true;
+        start = quietEnd(data, start);
+      }
       const end = this.#eventEnd(data, start);
       if (end < 0) break;
       if (this.#inspect(data.subarray(start, end))) {
@@ -259,6 +266,66 @@ class PlainWatch implements AnswerWatch {
  */
 function nextOf(data: Uint8Array, byte: number, from: number, known: number): number {
   return known === -1 || known >= from ? known : data.indexOf(byte, from);
+}
+
+/**
+ * How far a walk with `#eventEnd` from `from` (an event's start) can skip without reading an
+ * event: to the end of the last whole event, or of the last one before the first event that
+ * holds `usage"` (`from` when that position is unknown: a text whose characters are not one per
+ * byte). Cost: a backward search over the partial event at the end, one decode and one substring
+ * search of the whole events — native passes, against one search call per line for the walk.
+ */
+function quietEnd(data: Uint8Array, from: number): number {
+  const last = lastEventEnd(data, from, data.length);
+  if (last <= from) return from;
+  const text = decoder.decode(data.subarray(from, last));
+  const usage = text.indexOf('usage"');
+  if (usage < 0) return last;
+  if (text.length !== last - from) return from;
+  return Math.max(from, lastEventEnd(data, from, from + usage));
+}
+
+/**
+ * The end of the last whole event in `data` from `from` (an event's start) that ends at or before
+ * `to` (the data's length, or a byte that is not a line ending), as `#eventEnd` finds events one
+ * after another, or -1. Line endings come in runs (bytes CR and LF); read from a run's
+ * start (or `from`), `\r\n` is one ending and every second ending closes an event, except a
+ * second `\r` that is the last byte (it may be the start of a `\r\n`). So the last run that
+ * closes an event is found searching backwards, and read forwards. Cost: linear in the bytes after
+ * that run's start (usually a partial event).
+ */
+function lastEventEnd(data: Uint8Array, from: number, to: number): number {
+  let before = to;
+  while (before > from) {
+    const runEnd = lastLineEnd(data, before);
+    if (runEnd < from) return -1;
+    let runStart = runEnd;
+    while (runStart > from && isLineEnd(data[runStart - 1]!)) runStart--;
+    let closed = -1;
+    let endings = 0;
+    for (let i = runStart; i <= runEnd; ) {
+      i += data[i] === CR && i < runEnd && data[i + 1] === LF ? 2 : 1;
+      endings++;
+      if (endings % 2 === 0 && !(i === data.length && data[i - 1] === CR)) closed = i;
+    }
+    if (closed >= 0) return closed;
+    before = runStart;
+  }
+  return -1;
+}
+
+/**
+ * The last CR or LF before `before` (> 0), or -1. The CR is looked for after that LF only (a
+ * stream without CRs is not searched for one from its end to its start).
+ */
+function lastLineEnd(data: Uint8Array, before: number): number {
+  const lf = data.lastIndexOf(LF, before - 1);
+  const cr = data.indexOf(CR, lf + 1);
+  return cr < 0 || cr >= before ? lf : data.lastIndexOf(CR, before - 1);
+}
+
+function isLineEnd(byte: number): boolean {
+  return byte === LF || byte === CR;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
- * The watch over a streamed answer: server-sent events with any of the three line endings, cut
- * into chunks anywhere, are forwarded whole and byte for byte (the usage chunk the front asked
- * for cut out), the first output token is marked once, and the last usage is read.
+ * The watch over a streamed answer: server-sent events with any of the three line endings, extra
+ * blank lines between them, cut into chunks anywhere, are forwarded whole and byte for byte (the
+ * usage chunk the front asked for cut out), the first output token is marked once, and the last
+ * usage is read.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -11,12 +12,15 @@ import { runs } from '../helpers/fc-settings.js';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-type Kind = 'role' | 'content' | 'usage' | 'comment' | 'done';
+type Kind = 'role' | 'content' | 'usage' | 'comment' | 'done' | 'blank';
 type Ending = '\n' | '\r\n' | '\r';
 
 interface Event {
   readonly kind: Kind;
+  /** How its lines end. */
   readonly ending: Ending;
+  /** How its blank line ends (an `\n` after an `\r` is written `\r\n`: it would join it). */
+  readonly blank: Ending;
   /** Its `data:` split over at most this many lines (JSON events only). */
   readonly lines: number;
   readonly token: string;
@@ -38,6 +42,7 @@ function payload(event: Event): string | undefined {
     case 'done':
       return '[DONE]';
     case 'comment':
+    case 'blank':
       return undefined;
   }
 }
@@ -46,7 +51,10 @@ function payload(event: Event): string | undefined {
 function text(event: Event): string {
   const data = payload(event);
   const eol = event.ending;
-  if (data === undefined) return `: keep-alive${eol}${eol}`;
+  const blank = eol === '\r' && event.blank === '\n' ? '\r\n' : event.blank;
+  // An extra empty line: with the blank line before it, a run of three line endings or more.
+  if (event.kind === 'blank') return eol;
+  if (data === undefined) return `: keep-alive${eol}${blank}`;
   // Split between JSON members (where the newline that joins `data:` lines is whitespace).
   const lines: string[] = [];
   let from = 0;
@@ -56,12 +64,29 @@ function text(event: Event): string {
     at = data.indexOf(',"', from);
   }
   lines.push(data.slice(from));
-  return `${lines.map((line) => `data: ${line}`).join(eol)}${eol}${eol}`;
+  return `${lines.map((line) => `data: ${line}`).join(eol)}${eol}${blank}`;
+}
+
+/**
+ * The texts of a stream. An empty line just before the usage chunk would be cut out with it (it
+ * begins that event), so a comment stands there instead; an `\n` right after an `\r` would make
+ * one `\r\n` of the two, so it is written `\r\n`.
+ */
+function texts(events: readonly Event[]): string[] {
+  const out: string[] = [];
+  events.forEach((event, i) => {
+    const before = events[i + 1]?.kind === 'usage' && event.kind === 'blank';
+    let t = text(before ? { ...event, kind: 'comment' } : event);
+    if (t.startsWith('\n') && out.at(-1)?.endsWith('\r')) t = `\r${t}`;
+    out.push(t);
+  });
+  return out;
 }
 
 const eventArb: fc.Arbitrary<Event> = fc.record({
-  kind: fc.constantFrom<Kind>('role', 'content', 'content', 'usage', 'comment', 'done'),
+  kind: fc.constantFrom<Kind>('role', 'content', 'content', 'usage', 'comment', 'done', 'blank'),
   ending: fc.constantFrom<Ending>('\n', '\r\n', '\r'),
+  blank: fc.constantFrom<Ending>('\n', '\r\n', '\r'),
   lines: fc.integer({ min: 1, max: 3 }),
   token: fc.string({ minLength: 1, maxLength: 6 }),
 });
@@ -86,8 +111,8 @@ describe('watching a streamed answer', () => {
         fc.array(fc.nat(), { maxLength: 40 }),
         fc.boolean(),
         (events, points, strip) => {
-          const texts = events.map(text);
-          const input = encoder.encode(texts.join(''));
+          const parts = texts(events);
+          const input = encoder.encode(parts.join(''));
           let firstTokens = 0;
           const watch = watchAnswer(
             'text/event-stream',
@@ -102,14 +127,14 @@ describe('watching a streamed answer', () => {
 
           // Everything but the usage chunk (when cut out) passes, in order, unchanged.
           const expected = events
-            .map((event, i) => (strip && event.kind === 'usage' ? '' : texts[i]))
+            .map((event, i) => (strip && event.kind === 'usage' ? '' : parts[i]))
             .join('');
           expect(outputs.join('')).toBe(expected);
           // Every take forwards whole events: what passed so far always ends on an event's end.
           const ends = new Set<number>([0]);
           let at = 0;
           events.forEach((event, i) => {
-            if (!(strip && event.kind === 'usage')) at += texts[i]!.length;
+            if (!(strip && event.kind === 'usage')) at += parts[i]!.length;
             ends.add(at);
           });
           let forwarded = 0;
@@ -128,6 +153,24 @@ describe('watching a streamed answer', () => {
       ),
       runs(300, 3_000),
     );
+  });
+
+  it('holds back an event whose chunk ends in an \\r that may begin an \\r\\n', () => {
+    // After the first token: an event closed by `\r` + `\r\n`, cut between the `\r` and the `\n`,
+    // then the usage chunk to cut out. The `\n` belongs to the event before it, and stays.
+    const head = 'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n';
+    const stream = `${head}data: {"choices":[{"index":0,"delta":{"content":"b"}}]}\r\r\n`;
+    const usage = 'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}\n\n';
+    const done = 'data: [DONE]\n\n';
+    const bytes = encoder.encode(stream + usage + done);
+    for (let at = head.length + 1; at < bytes.length; at++) {
+      const watch = watchAnswer('text/event-stream', { firstToken: () => {} }, true);
+      let out = decoder.decode(watch.take(bytes.slice(0, head.length)));
+      out += decoder.decode(watch.take(bytes.slice(head.length, at)));
+      out += decoder.decode(watch.take(bytes.slice(at)));
+      out += decoder.decode(watch.end() ?? new Uint8Array(0));
+      expect(out).toBe(stream + done);
+    }
   });
 
   it('cuts out the usage chunk only when the front asked for it', () => {
