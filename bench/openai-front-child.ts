@@ -14,7 +14,7 @@
  *   honouring backpressure: no routing, no watching.
  *
  * Each child tells its parent its ports over IPC, then answers `sample` messages with its CPU
- * time and the peaks of `process.memoryUsage()` (sampled every 5 ms) since the last reset. It
+ * time and the peaks of `process.memoryUsage()` (sampled every 10 ms) since the last reset. It
  * prints nothing on stdout (the runner reads the parent's last stdout line).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -61,7 +61,7 @@ function sampleMemory(): void {
 }
 
 function answerSamples(): void {
-  setInterval(sampleMemory, 5).unref();
+  setInterval(sampleMemory, 10).unref();
   process.on('message', (message: SampleRequest) => {
     if (message.kind !== 'sample') return;
     sampleMemory();

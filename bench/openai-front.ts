@@ -6,13 +6,20 @@
  *
  * Layout (2 cores): the engine, the front and the pipe each run in their own child process
  * (`bench/openai-front-child.ts`); this process is the client (`node:http`, keep-alive, a fixed
- * number of requests in flight, every answer read to its end). The front and the pipe are
- * measured in alternating rounds (A B B A …) in the same run, so machine noise hits both; only
- * one of them carries traffic at a time, and the other sits idle.
+ * number of requests in flight, every answer read to its end). Nothing is pinned: the client,
+ * the proxy under test and the engine all need CPU at once, and on a shared machine a pinned
+ * process cannot move to a core another job left idle. The front and the pipe are measured in
+ * alternating rounds (A B B A …) in the same run, so machine noise hits both; only one of them
+ * carries traffic at a time, the other sits idle.
  *
  * Figures: time to first byte (from the request's creation to its first body byte) p50 and p99,
- * requests/s and chunks/s of each round, medians over rounds; the proxy process's CPU time per
- * request; and its sampled memory peaks for answers of 200 chunks against answers of 2,000.
+ * requests/s and chunks/s of each round, medians over rounds, with 1, 16 and 64 requests in
+ * flight; the proxy process's CPU time per request (`process.cpuUsage`), which the other
+ * processes on the cores do not inflate; and the memory peaks of a fresh proxy process for
+ * answers of 200 chunks against answers of 2,000.
+ *
+ * `FLEETROUTE_BENCH_PROFILE=front` (or `pipe`, `engine`, a comma-separated list) also writes that
+ * child's CPU profile (`node --cpu-prof`) under `scratch/openai-front-profiles/<role>/`.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { Agent, request } from 'node:http';
@@ -22,18 +29,21 @@ import { emit, fmt, median } from './harness.js';
 import { type ChildMessage, MODEL, type ProcessSample } from './openai-front-child.js';
 
 const CHILD = fileURLToPath(new URL('./openai-front-child.ts', import.meta.url));
-/**
- * `FLEETROUTE_BENCH_PROFILE=front` (or `pipe`, `engine`, or a comma-separated list) writes that
- * child's CPU profile (`node --cpu-prof`) here, under `<role>/`.
- */
+/** Where `FLEETROUTE_BENCH_PROFILE` writes CPU profiles (see above). */
 const PROFILE_DIR = 'scratch/openai-front-profiles';
 const TOKENS = 200;
 const LONG_TOKENS = 2_000;
 const REQUESTS = 1_000;
-const ROUNDS = 2;
-const CONCURRENCIES = [16, 64] as const;
-/** Requests per memory phase (at 64 in flight): four waves of long answers. */
-const MEMORY_REQUESTS = 256;
+const ROUNDS = 4;
+/** 1 in flight: the latency the front adds with no queue in front of it. */
+const CONCURRENCIES = [1, 16, 64] as const;
+/** Requests per memory phase (at 64 in flight): two waves. */
+const MEMORY_REQUESTS = 128;
+
+/** Requests per round: fewer one at a time, where each waits for the last. */
+function requestsAt(concurrency: number): number {
+  return concurrency === 1 ? 200 : REQUESTS;
+}
 
 type ProxyName = 'front' | 'pipe';
 
@@ -178,10 +188,11 @@ async function round(
   name: ProxyName,
   proxy: Child,
   payloads: readonly Buffer[],
+  requests: number,
   concurrency: number,
 ): Promise<RoundResult> {
   const before = await sample(proxy, false);
-  const result = await load(proxy.ports[0]!, payloads, REQUESTS, concurrency);
+  const result = await load(proxy.ports[0]!, payloads, requests, concurrency);
   const after = await sample(proxy, false);
   const seen = lengths.get(name) ?? new Set<number>();
   for (const b of result.bytes) seen.add(b);
@@ -189,90 +200,148 @@ async function round(
   return {
     ttfbP50: percentile(result.ttfbs, 50),
     ttfbP99: percentile(result.ttfbs, 99),
-    requestsPerS: (REQUESTS * 1000) / result.ms,
-    cpuUsPerRequest: (after.cpuUs - before.cpuUs) / REQUESTS,
+    requestsPerS: (requests * 1000) / result.ms,
+    cpuUsPerRequest: (after.cpuUs - before.cpuUs) / requests,
   };
 }
 
-/** Peaks of the proxy over `MEMORY_REQUESTS` answers of `tokens` chunks, 64 in flight. */
-async function memory(proxy: Child, tokens: number): Promise<ProcessSample> {
-  await sample(proxy, true);
+/** A proxy's memory peaks and CPU time per request over one phase. */
+interface Phase {
+  readonly sample: ProcessSample;
+  readonly cpuUsPerRequest: number;
+}
+
+/** `MEMORY_REQUESTS` answers of `tokens` chunks at 64 in flight, peaks restarted before. */
+async function phase(proxy: Child, tokens: number): Promise<Phase> {
+  const before = await sample(proxy, true);
   await load(proxy.ports[0]!, bodies(64, tokens), MEMORY_REQUESTS, 64);
-  return sample(proxy, true);
+  const after = await sample(proxy, true);
+  return { sample: after, cpuUsPerRequest: (after.cpuUs - before.cpuUs) / MEMORY_REQUESTS };
+}
+
+/** Fresh proxy processes (one at a time), warmed up, then answers of 200 and of 2,000 chunks. */
+async function memoryPhases(engineArgs: readonly string[]): Promise<Record<ProxyName, Phase[]>> {
+  const out = {} as Record<ProxyName, Phase[]>;
+  for (const name of NAMES) {
+    const proxy = await startChild(name, engineArgs);
+    await load(proxy.ports[0]!, bodies(64, TOKENS), 64, 64);
+    out[name] = [await phase(proxy, TOKENS), await phase(proxy, LONG_TOKENS)];
+    proxy.process.disconnect();
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Run
 
 const MiB = 2 ** 20;
+const NAMES = ['pipe', 'front'] as const;
+const LABEL: Record<ProxyName, string> = { pipe: 'direct pipe', front: 'front' };
+
+/** Alternated rounds at one concurrency: medians per proxy. */
+async function rounds(
+  proxies: Record<ProxyName, Child>,
+  concurrency: number,
+): Promise<Record<ProxyName, RoundResult>> {
+  const requests = requestsAt(concurrency);
+  const payloads = bodies(requests, TOKENS);
+  const results: Record<ProxyName, RoundResult[]> = { front: [], pipe: [] };
+  // Warm-up (JIT, connection pools), not recorded.
+  for (const name of NAMES)
+    await load(proxies[name].ports[0]!, payloads, Math.min(300, requests), concurrency);
+  for (let r = 0; r < ROUNDS; r++) {
+    const order: ProxyName[] = r % 2 === 0 ? ['front', 'pipe'] : ['pipe', 'front'];
+    for (const name of order)
+      results[name].push(await round(name, proxies[name], payloads, requests, concurrency));
+  }
+  const m = (name: ProxyName): RoundResult => ({
+    ttfbP50: median(results[name].map((x) => x.ttfbP50)),
+    ttfbP99: median(results[name].map((x) => x.ttfbP99)),
+    requestsPerS: median(results[name].map((x) => x.requestsPerS)),
+    cpuUsPerRequest: median(results[name].map((x) => x.cpuUsPerRequest)),
+  });
+  return { front: m('front'), pipe: m('pipe') };
+}
+
+function throughputRows(concurrency: number, r: Record<ProxyName, RoundResult>): string[][] {
+  return NAMES.map((name) => {
+    const front = name === 'front';
+    return [
+      String(concurrency),
+      LABEL[name],
+      fmt(r[name].ttfbP50, 2),
+      fmt(r[name].ttfbP99, 2),
+      fmt(r[name].requestsPerS, 0),
+      fmt(r[name].requestsPerS * TOKENS, 0),
+      front ? fmt(r.front.ttfbP50 - r.pipe.ttfbP50, 2) : '',
+      front ? fmt(r.front.requestsPerS / r.pipe.requestsPerS, 3) : '',
+    ];
+  });
+}
+
+function cpuRow(label: string, pipe: number, front: number): string[] {
+  return [label, fmt(pipe, 0), fmt(front, 0), fmt(front - pipe, 0), fmt(front / pipe, 2)];
+}
+
+function memoryRows(phases: Record<ProxyName, Phase[]>): string[][] {
+  const mib = (bytes: number): string => fmt(bytes / MiB, 1);
+  return NAMES.map((name) => {
+    const [short, long] = phases[name].map((p) => p.sample) as [ProcessSample, ProcessSample];
+    return [
+      LABEL[name],
+      `${mib(short.peakRss)} / ${mib(long.peakRss)}`,
+      `${mib(short.peakHeapUsed)} / ${mib(long.peakHeapUsed)}`,
+      `${mib(short.peakExternal)} / ${mib(long.peakExternal)}`,
+      mib(long.peakRss - short.peakRss),
+      mib(long.peakHeapUsed - short.peakHeapUsed),
+    ];
+  });
+}
 
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0] ?? 0;
+  const started = performance.now();
   const engine = await startChild('engine');
   const args = engine.ports.map(String);
   const proxies: Record<ProxyName, Child> = {
     front: await startChild('front', args),
     pipe: await startChild('pipe', args),
   };
-  const payloads = bodies(REQUESTS, TOKENS);
   const rows: string[][] = [];
   const cpuRows: string[][] = [];
+  let cpuAt64: Record<ProxyName, number> = { front: 0, pipe: 0 };
   for (const concurrency of CONCURRENCIES) {
-    const results: Record<ProxyName, RoundResult[]> = { front: [], pipe: [] };
-    // Warm-up (JIT, connection pools), not recorded.
-    for (const name of ['front', 'pipe'] as const)
-      await load(proxies[name].ports[0]!, payloads, 300, concurrency);
-    for (let r = 0; r < ROUNDS; r++) {
-      const order: ProxyName[] = r % 2 === 0 ? ['front', 'pipe'] : ['pipe', 'front'];
-      for (const name of order)
-        results[name].push(await round(name, proxies[name], payloads, concurrency));
-    }
-    const m = (name: ProxyName, key: keyof RoundResult): number =>
-      median(results[name].map((x) => x[key]));
-    for (const name of ['pipe', 'front'] as const) {
-      rows.push([
-        String(concurrency),
-        name === 'front' ? 'front' : 'direct pipe',
-        fmt(m(name, 'ttfbP50'), 2),
-        fmt(m(name, 'ttfbP99'), 2),
-        fmt(m(name, 'requestsPerS'), 0),
-        fmt(m(name, 'requestsPerS') * TOKENS, 0),
-        name === 'front' ? fmt(m('front', 'ttfbP50') - m('pipe', 'ttfbP50'), 2) : '',
-        name === 'front' ? fmt(m('front', 'requestsPerS') / m('pipe', 'requestsPerS'), 3) : '',
-      ]);
-    }
-    const cpu = (name: ProxyName): number => m(name, 'cpuUsPerRequest');
-    cpuRows.push([
-      String(concurrency),
-      fmt(cpu('pipe'), 0),
-      fmt(cpu('front'), 0),
-      fmt(cpu('front') - cpu('pipe'), 0),
-      fmt((cpu('front') - cpu('pipe')) / TOKENS, 2),
-      fmt(cpu('front') / cpu('pipe'), 2),
-    ]);
+    const r = await rounds(proxies, concurrency);
+    rows.push(...throughputRows(concurrency, r));
+    cpuRows.push(
+      cpuRow(
+        `${TOKENS} chunks, ${concurrency} in flight`,
+        r.pipe.cpuUsPerRequest,
+        r.front.cpuUsPerRequest,
+      ),
+    );
+    if (concurrency === 64)
+      cpuAt64 = { front: r.front.cpuUsPerRequest, pipe: r.pipe.cpuUsPerRequest };
   }
-  const memoryRows: string[][] = [];
-  for (const name of ['pipe', 'front'] as const) {
-    const short = await memory(proxies[name], TOKENS);
-    const long = await memory(proxies[name], LONG_TOKENS);
-    const mib = (bytes: number): string => fmt(bytes / MiB, 1);
-    memoryRows.push([
-      name === 'front' ? 'front' : 'direct pipe',
-      `${mib(short.peakRss)} / ${mib(long.peakRss)}`,
-      `${mib(short.peakHeapUsed)} / ${mib(long.peakHeapUsed)}`,
-      `${mib(short.peakExternal)} / ${mib(long.peakExternal)}`,
-      mib(long.peakRss - short.peakRss),
-      mib(long.peakHeapUsed - short.peakHeapUsed),
-    ]);
-  }
-  for (const child of [engine, proxies.front, proxies.pipe]) child.process.disconnect();
-  const same =
-    [...(lengths.get('front') ?? [])].join(',') === [...(lengths.get('pipe') ?? [])].join(',');
+  proxies.front.process.disconnect();
+  proxies.pipe.process.disconnect();
+  const phases = await memoryPhases(args);
+  engine.process.disconnect();
+  const cpuLong = {
+    front: phases.front[1]!.cpuUsPerRequest,
+    pipe: phases.pipe[1]!.cpuUsPerRequest,
+  };
+  cpuRows.push(cpuRow(`${LONG_TOKENS} chunks, 64 in flight`, cpuLong.pipe, cpuLong.front));
+  // Added CPU = fixed + per chunk × chunks, from the two answer lengths at 64 in flight.
+  const perChunk =
+    (cpuLong.front - cpuLong.pipe - (cpuAt64.front - cpuAt64.pipe)) / (LONG_TOKENS - TOKENS);
+  const fixed = cpuAt64.front - cpuAt64.pipe - perChunk * TOKENS;
+  const seen = (name: ProxyName): string => [...(lengths.get(name) ?? [])].join(', ');
   emit({
     name: 'openai-front',
     tables: [
       {
-        title: `Streamed chat requests through the front and a direct pipe: ${REQUESTS} requests × ${TOKENS} SSE chunks per round, medians of ${ROUNDS} rounds each (alternated)`,
+        title: `Streamed chat requests through the front and a direct pipe, ${TOKENS} SSE chunks per answer: ${REQUESTS} requests per round (${requestsAt(1)} with 1 in flight), medians of ${ROUNDS} rounds each, alternated`,
         columns: [
           'in flight',
           'proxy',
@@ -286,21 +355,21 @@ async function main(): Promise<void> {
         rows,
       },
       {
-        title:
-          'CPU time of the proxy process per request (µs, user + system), medians of the rounds',
-        columns: ['in flight', 'direct pipe', 'front', 'added', 'added per chunk', 'front / pipe'],
+        title: 'CPU time of the proxy process per request (µs, user + system)',
+        columns: ['answers', 'direct pipe', 'front', 'added', 'front / pipe'],
         rows: cpuRows,
       },
       {
-        title: `Proxy process memory peaks (MiB, sampled every 5 ms), ${MEMORY_REQUESTS} requests at 64 in flight: answers of ${TOKENS} / ${LONG_TOKENS} chunks`,
+        title: `Proxy process memory peaks (MiB, sampled every 10 ms; a fresh process each, warmed up), ${MEMORY_REQUESTS} requests at 64 in flight: answers of ${TOKENS} / ${LONG_TOKENS} chunks`,
         columns: ['proxy', 'RSS', 'heap used', 'external', 'RSS added', 'heap added'],
-        rows: memoryRows,
+        rows: memoryRows(phases),
       },
     ],
     notes: [
-      `Layout: engine, front and pipe each in a child process; the client (node:http) in the bench process; ${cpus().length} logical cores. 1-minute load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after.`,
-      `Answer bodies delivered: front ${[...(lengths.get('front') ?? [])].join(', ')} bytes, pipe ${[...(lengths.get('pipe') ?? [])].join(', ')} bytes (${same ? 'identical' : 'DIFFERENT'}).`,
-      'Chunks/s counts the content chunks (200 per answer; each answer also has a role chunk, a final chunk and [DONE]).',
+      `Added CPU per request ≈ ${fmt(fixed, 0)} µs + ${fmt(perChunk, 2)} µs per chunk (from the ${TOKENS}- and ${LONG_TOKENS}-chunk answers at 64 in flight).`,
+      `Answer bodies delivered (bytes): front ${seen('front')}, pipe ${seen('pipe')} (${seen('front') === seen('pipe') ? 'identical' : 'DIFFERENT'}).`,
+      'Chunks/s counts content chunks (200 per answer; each answer also has a role chunk, a final chunk and [DONE]).',
+      `Layout: engine, front and pipe each in its own child process, the client (node:http) in this one; ${cpus().length} logical cores, unpinned. 1-minute load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after; ${fmt((performance.now() - started) / 1000, 1)} s.`,
     ],
   });
 }
