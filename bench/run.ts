@@ -34,6 +34,7 @@ const BENCHMARKS = [
   'simulator',
   'prometheus-parse',
   'time-to-ready',
+  'openai-front',
 ];
 
 /** The commit under test, and whether src/ differs from it (figures then describe local edits). */
