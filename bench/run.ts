@@ -34,6 +34,7 @@ const BENCHMARKS = [
   'simulator',
   'prometheus-parse',
   'time-to-ready',
+  'answer-watch',
   'openai-front',
 ];
 

@@ -270,19 +270,23 @@ function nextOf(data: Uint8Array, byte: number, from: number, known: number): nu
 
 /**
  * How far a walk with `#eventEnd` from `from` (an event's start) can skip without reading an
- * event: to the end of the last whole event, or of the last one before the first event that
- * holds `usage"` (`from` when that position is unknown: a text whose characters are not one per
- * byte). Cost: a backward search over the partial event at the end, one decode and one substring
- * search of the whole events — native passes, against one search call per line for the walk.
+ * event: to the end of the last whole event, or (at most) of the last one before the first event
+ * that holds `usage"`. Cost: a backward search over the partial event at the end, then one decode
+ * and one substring search of the whole events — native passes, against one search call per line
+ * for the walk.
  */
 function quietEnd(data: Uint8Array, from: number): number {
   const last = lastEventEnd(data, from, data.length);
   if (last <= from) return from;
+  // The decoded text holds `usage"` exactly when the bytes do (ASCII bytes decode as themselves).
   const text = decoder.decode(data.subarray(from, last));
   const usage = text.indexOf('usage"');
   if (usage < 0) return last;
-  if (text.length !== last - from) return from;
-  return Math.max(from, lastEventEnd(data, from, from + usage));
+  // Its offset in the text is at most its offset in the bytes (a character takes one byte or
+  // more): skip to the last event that ends before there, off a line ending.
+  let at = from + usage;
+  while (at > from && isLineEnd(data[at]!)) at--;
+  return Math.max(from, lastEventEnd(data, from, at));
 }
 
 /**

@@ -88,7 +88,11 @@ const eventArb: fc.Arbitrary<Event> = fc.record({
   ending: fc.constantFrom<Ending>('\n', '\r\n', '\r'),
   blank: fc.constantFrom<Ending>('\n', '\r\n', '\r'),
   lines: fc.integer({ min: 1, max: 3 }),
-  token: fc.string({ minLength: 1, maxLength: 6 }),
+  // Tokens of any characters: a text whose characters take one byte each, or several.
+  token: fc.oneof(
+    fc.string({ minLength: 1, maxLength: 6 }),
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 3 }),
+  ),
 });
 
 /** Splits `bytes` at the given cut points (sorted, deduplicated). */
@@ -171,6 +175,24 @@ describe('watching a streamed answer', () => {
       out += decoder.decode(watch.end() ?? new Uint8Array(0));
       expect(out).toBe(stream + done);
     }
+  });
+
+  it('finds the usage chunk after text whose characters take two bytes each', () => {
+    // After the first token, one read: an event of two-byte characters, the usage chunk, [DONE].
+    // The usage chunk is looked for in the decoded text, whose offsets fall short of the bytes'
+    // by one per such character; here so many that the text's offset lands on the last byte of
+    // the `\r\n\r\n` before it.
+    const head = 'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n';
+    const usage = 'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}\r\n\r\n';
+    const wide = 'é'.repeat(usage.indexOf('usage"') + 1);
+    const event = `data: {"choices":[{"index":0,"delta":{"content":"${wide}"}}]}\r\n\r\n`;
+    const done = 'data: [DONE]\r\n\r\n';
+    const watch = watchAnswer('text/event-stream', { firstToken: () => {} }, true);
+    let out = decoder.decode(watch.take(encoder.encode(head)));
+    out += decoder.decode(watch.take(encoder.encode(event + usage + done)));
+    out += decoder.decode(watch.end() ?? new Uint8Array(0));
+    expect(out).toBe(head + event + done);
+    expect(watch.usage).toEqual({ promptTokens: 3, completionTokens: 2 });
   });
 
   it('cuts out the usage chunk only when the front asked for it', () => {
