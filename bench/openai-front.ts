@@ -309,7 +309,6 @@ async function main(): Promise<void> {
   };
   const rows: string[][] = [];
   const cpuRows: string[][] = [];
-  let cpuAt64: Record<ProxyName, number> = { front: 0, pipe: 0 };
   for (const concurrency of CONCURRENCIES) {
     const r = await rounds(proxies, concurrency);
     rows.push(...throughputRows(concurrency, r));
@@ -320,22 +319,13 @@ async function main(): Promise<void> {
         r.front.cpuUsPerRequest,
       ),
     );
-    if (concurrency === 64)
-      cpuAt64 = { front: r.front.cpuUsPerRequest, pipe: r.pipe.cpuUsPerRequest };
   }
   proxies.front.process.disconnect();
   proxies.pipe.process.disconnect();
   const phases = await memoryPhases(args);
   engine.process.disconnect();
-  const cpuLong = {
-    front: phases.front[1]!.cpuUsPerRequest,
-    pipe: phases.pipe[1]!.cpuUsPerRequest,
-  };
-  cpuRows.push(cpuRow(`${LONG_TOKENS} chunks, 64 in flight`, cpuLong.pipe, cpuLong.front));
-  // Added CPU = fixed + per chunk × chunks, from the two answer lengths at 64 in flight.
-  const perChunk =
-    (cpuLong.front - cpuLong.pipe - (cpuAt64.front - cpuAt64.pipe)) / (LONG_TOKENS - TOKENS);
-  const fixed = cpuAt64.front - cpuAt64.pipe - perChunk * TOKENS;
+  const long = (name: ProxyName): number => phases[name][1]!.cpuUsPerRequest;
+  cpuRows.push(cpuRow(`${LONG_TOKENS} chunks, 64 in flight`, long('pipe'), long('front')));
   const seen = (name: ProxyName): string => [...(lengths.get(name) ?? [])].join(', ');
   emit({
     name: 'openai-front',
@@ -366,7 +356,6 @@ async function main(): Promise<void> {
       },
     ],
     notes: [
-      `Added CPU per request ≈ ${fmt(fixed, 0)} µs + ${fmt(perChunk, 2)} µs per chunk (from the ${TOKENS}- and ${LONG_TOKENS}-chunk answers at 64 in flight).`,
       `Answer bodies delivered (bytes): front ${seen('front')}, pipe ${seen('pipe')} (${seen('front') === seen('pipe') ? 'identical' : 'DIFFERENT'}).`,
       'Chunks/s counts content chunks (200 per answer; each answer also has a role chunk, a final chunk and [DONE]).',
       `Layout: engine, front and pipe each in its own child process, the client (node:http) in this one; ${cpus().length} logical cores, unpinned. 1-minute load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after; ${fmt((performance.now() - started) / 1000, 1)} s.`,
