@@ -35,6 +35,8 @@ const BENCHMARKS = [
   'prometheus-parse',
   'openai-request',
   'time-to-ready',
+  'answer-watch',
+  'openai-front',
 ];
 
 /** The commit under test, and whether src/ differs from it (figures then describe local edits). */

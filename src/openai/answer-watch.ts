@@ -41,6 +41,7 @@ const MAX_TOKENS = 2 ** 31 - 1;
 const LF = 0x0a;
 const CR = 0x0d;
 const decoder = new TextDecoder();
+const LINE_END = /\r\n|\r|\n/;
 const EMPTY = new Uint8Array(0);
 const USAGE = [0x75, 0x73, 0x61, 0x67, 0x65, 0x22]; // usage"
 
@@ -90,6 +91,12 @@ class EventWatch implements AnswerWatch {
   /** An event begun in an earlier chunk, waiting for its end. */
   #pending: Uint8Array = EMPTY;
   #seenOutput = false;
+  /**
+   * The next LF and CR in the chunk being read (see `nextOf`): a stream whose lines end in LF
+   * alone is searched for a CR once per chunk, not once per line.
+   */
+  #lf = -2;
+  #cr = -2;
   /** An event longer than MAX_EVENT_BYTES: everything passes unread from then on. */
   #blind = false;
   usage: ReadUsage | undefined;
@@ -101,32 +108,28 @@ class EventWatch implements AnswerWatch {
 
   take(chunk: Uint8Array): Uint8Array {
     if (this.#blind) return chunk;
-    // The common case once output flows: whole events, no usage in them — one scan, no copy.
-    if (
-      this.#seenOutput &&
-      this.#pending.length === 0 &&
-      endsEvent(chunk) &&
-      !hasUsage(chunk, 0, chunk.length)
-    )
-      return chunk;
     const data = this.#pending.length === 0 ? chunk : concat(this.#pending, chunk);
     let start = 0;
     let kept: Uint8Array[] | undefined;
     let keptFrom = 0;
+    let quiet = false;
+    this.#lf = this.#cr = -2;
     for (;;) {
-      const end = eventEnd(data, start);
+      if (this.#seenOutput && !quiet) {
+        // Past the first token only a usage event matters: skip to the last event's end at once
+        // when none lies before it.
+        quiet = true;
+        start = quietEnd(data, start);
+      }
+      const end = this.#eventEnd(data, start);
       if (end < 0) break;
-      if (this.#inspect(data, start, end)) {
+      if (this.#inspect(data.subarray(start, end))) {
         // Cut this event out: forward what came before it.
         kept ??= [];
         if (start > keptFrom) kept.push(data.subarray(keptFrom, start));
         keptFrom = end;
       }
       start = end;
-    }
-    if (start === data.length && kept === undefined) {
-      this.#pending = EMPTY;
-      return data; // the common case: whole events, nothing cut, no copy
     }
     const rest = data.subarray(start);
     if (rest.length > MAX_EVENT_BYTES) {
@@ -136,7 +139,7 @@ class EventWatch implements AnswerWatch {
     }
     // Keep the partial event (a copy when it lies in the worker's chunk, which may be reused).
     this.#pending = rest.length === 0 ? EMPTY : rest.slice();
-    if (kept === undefined) return data.subarray(0, start);
+    if (kept === undefined) return start === data.length ? data : data.subarray(0, start);
     kept.push(data.subarray(keptFrom, start));
     return join(kept);
   }
@@ -145,21 +148,45 @@ class EventWatch implements AnswerWatch {
     const rest = this.#pending;
     this.#pending = EMPTY;
     if (rest.length === 0) return undefined;
-    return this.#inspect(rest, 0, rest.length) ? undefined : rest;
+    return this.#inspect(rest) ? undefined : rest;
   }
 
-  /** Reads the event `data[start, end)`; `true` when it is the usage chunk to cut out. */
-  #inspect(data: Uint8Array, start: number, end: number): boolean {
+  /**
+   * Where the event starting at `from` ends (just past its blank line: `\n\n`, `\r\n\r\n` or
+   * `\r\r`), or -1 when it has not ended yet. The calls on one chunk go forward, from its start.
+   * Cost: native byte searches; each byte of the chunk is searched a bounded number of times.
+   */
+  #eventEnd(data: Uint8Array, from: number): number {
+    let i = from;
+    for (;;) {
+      const lf = (this.#lf = nextOf(data, LF, i, this.#lf));
+      const cr = (this.#cr = nextOf(data, CR, i, this.#cr));
+      if (lf < 0 && cr < 0) return -1;
+      const at = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
+      // One line ending (\n, \r\n or \r), then another right after it: the blank line.
+      const next = data[at] === CR && data[at + 1] === LF ? at + 2 : at + 1;
+      if (next >= data.length) return -1;
+      if (data[next] === LF) return next + 1;
+      if (data[next] === CR) {
+        if (next + 1 >= data.length) return -1; // \r at the very end: maybe \r\n
+        return data[next + 1] === LF ? next + 2 : next + 1;
+      }
+      i = next;
+    }
+  }
+
+  /** Reads one event; `true` when it is the usage chunk to cut out. */
+  #inspect(event: Uint8Array): boolean {
     if (!this.#seenOutput) {
-      const value = parseEvent(data.subarray(start, end));
+      const value = parseEvent(event);
       if (carriesOutput(value)) {
         this.#seenOutput = true;
         this.#hooks.firstToken();
       }
       return this.#usageOf(value);
     }
-    if (!hasUsage(data, start, end)) return false;
-    return this.#usageOf(parseEvent(data.subarray(start, end)));
+    if (!hasUsage(event)) return false;
+    return this.#usageOf(parseEvent(event));
   }
 
   /** Records the usage an event carries; `true` when it is a usage-only chunk to cut out. */
@@ -233,44 +260,89 @@ class PlainWatch implements AnswerWatch {
 }
 
 /**
- * Where the event starting at `from` ends (just past its blank line: `\n\n`, `\r\n\r\n` or
- * `\r\r`), or -1 when it has not ended yet. Cost: one pass over the event's bytes (a plain loop:
- * `Uint8Array#indexOf` costs several times more per byte in V8).
+ * The first `byte` at or after `from` (-1: none), given `known`, the answer of an earlier search
+ * in the same buffer from a point at or before `from` (-2: none made yet). A search is made again
+ * only once `from` has passed the byte found, so a forward walk reads each byte once.
  */
-function eventEnd(data: Uint8Array, from: number): number {
-  const n = data.length;
-  for (let i = from; i < n; i++) {
-    const c = data[i]!;
-    if (c !== LF && c !== CR) continue;
-    // One line ending (\n, \r\n or \r), then another right after it: the blank line.
-    const next = c === CR && data[i + 1] === LF ? i + 2 : i + 1;
-    if (next >= n) return -1;
-    const d = data[next]!;
-    if (d === LF) return next + 1;
-    if (d === CR) {
-      if (next + 1 >= n) return -1; // \r at the very end: maybe \r\n
-      return data[next + 1] === LF ? next + 2 : next + 1;
+function nextOf(data: Uint8Array, byte: number, from: number, known: number): number {
+  return known === -1 || known >= from ? known : data.indexOf(byte, from);
+}
+
+/**
+ * How far a walk with `#eventEnd` from `from` (an event's start) can skip without reading an
+ * event: to the end of the last whole event, or (at most) of the last one before the first event
+ * that holds `usage"`. Cost: a backward search over the partial event at the end, then one decode
+ * and one substring search of the whole events — native passes, against one search call per line
+ * for the walk.
+ */
+function quietEnd(data: Uint8Array, from: number): number {
+  const last = lastEventEnd(data, from, data.length);
+  if (last <= from) return from;
+  // The decoded text holds `usage"` exactly when the bytes do (ASCII bytes decode as themselves).
+  const text = decoder.decode(data.subarray(from, last));
+  const usage = text.indexOf('usage"');
+  if (usage < 0) return last;
+  // Its offset in the text is at most its offset in the bytes (a character takes one byte or
+  // more): skip to the last event that ends before there, off a line ending.
+  let at = from + usage;
+  while (at > from && isLineEnd(data[at]!)) at--;
+  return Math.max(from, lastEventEnd(data, from, at));
+}
+
+/**
+ * The end of the last whole event in `data` from `from` (an event's start) that ends at or before
+ * `to` (the data's length, or a byte that is not a line ending), as `#eventEnd` finds events one
+ * after another, or -1. Line endings come in runs (bytes CR and LF); read from a run's
+ * start (or `from`), `\r\n` is one ending and every second ending closes an event, except a
+ * second `\r` that is the last byte (it may be the start of a `\r\n`). So the last run that
+ * closes an event is found searching backwards, and read forwards. Cost: linear in the bytes after
+ * that run's start (usually a partial event).
+ */
+function lastEventEnd(data: Uint8Array, from: number, to: number): number {
+  let before = to;
+  while (before > from) {
+    const runEnd = lastLineEnd(data, before);
+    if (runEnd < from) return -1;
+    let runStart = runEnd;
+    while (runStart > from && isLineEnd(data[runStart - 1]!)) runStart--;
+    let closed = -1;
+    let endings = 0;
+    for (let i = runStart; i <= runEnd; ) {
+      i += data[i] === CR && i < runEnd && data[i + 1] === LF ? 2 : 1;
+      endings++;
+      if (endings % 2 === 0 && !(i === data.length && data[i - 1] === CR)) closed = i;
     }
-    i = next - 1;
+    if (closed >= 0) return closed;
+    before = runStart;
   }
   return -1;
 }
 
-/** The JSON of an event's `data:` lines (joined), or `undefined` when it has none or is not JSON. */
+/**
+ * The last CR or LF before `before` (> 0), or -1. The CR is looked for after that LF only (a
+ * stream without CRs is not searched for one from its end to its start).
+ */
+function lastLineEnd(data: Uint8Array, before: number): number {
+  const lf = data.lastIndexOf(LF, before - 1);
+  const cr = data.indexOf(CR, lf + 1);
+  return cr < 0 || cr >= before ? lf : data.lastIndexOf(CR, before - 1);
+}
+
+function isLineEnd(byte: number): boolean {
+  return byte === LF || byte === CR;
+}
+
+/**
+ * The JSON of an event's `data:` lines (joined), or `undefined` when it has none or is not JSON.
+ * Lines end as `#eventEnd` reads them: `\n`, `\r\n` or `\r`.
+ */
 function parseEvent(event: Uint8Array): unknown {
-  const text = decoder.decode(event);
   let data: string | undefined;
-  let from = 0;
-  while (from < text.length) {
-    let to = text.indexOf('\n', from);
-    if (to < 0) to = text.length;
-    let line = text.slice(from, to);
-    if (line.endsWith('\r')) line = line.slice(0, -1);
+  for (const line of decoder.decode(event).split(LINE_END)) {
     if (line.startsWith('data:')) {
       const value = line.charCodeAt(5) === 0x20 ? line.slice(6) : line.slice(5);
       data = data === undefined ? value : `${data}\n${value}`;
     }
-    from = to + 1;
   }
   if (data === undefined || data.length === 0 || (data[0] !== '{' && data[0] !== '['))
     return undefined;
@@ -316,26 +388,15 @@ function nonEmpty(value: unknown): boolean {
   );
 }
 
-/** Whether `data` ends with a blank line (`\n\n`, `\r\n\r\n` or `\r\r`): whole events only. */
-function endsEvent(data: Uint8Array): boolean {
-  const n = data.length;
-  if (n < 2) return false;
-  const a = data[n - 2];
-  const b = data[n - 1];
-  return (
-    (b === LF && (a === LF || (a === CR && data[n - 3] === LF && data[n - 4] === CR))) ||
-    (b === CR && a === CR)
-  );
-}
-
-/** Whether `data[start, end)` holds `usage"`: a plain byte search, no decoding. */
-function hasUsage(data: Uint8Array, start: number, end: number): boolean {
-  const last = end - USAGE.length;
-  for (let i = start; i <= last; i++) {
-    if (data[i] !== 0x75) continue;
+/** Whether the bytes hold `usage"`: a search anchored on the rarer `u`, no decoding. */
+function hasUsage(event: Uint8Array): boolean {
+  const last = event.length - USAGE.length;
+  let i = event.indexOf(USAGE[0]!);
+  while (i >= 0 && i <= last) {
     let k = 1;
-    while (k < USAGE.length && data[i + k] === USAGE[k]) k++;
+    while (k < USAGE.length && event[i + k] === USAGE[k]) k++;
     if (k === USAGE.length) return true;
+    i = event.indexOf(USAGE[0]!, i + 1);
   }
   return false;
 }

@@ -58,6 +58,8 @@ export class ForwardedCall {
   readonly #headers: HeaderPairs;
   readonly #scope: AbortScope;
   #committed: ((answer: FrontAnswer) => void) | undefined;
+  /** The client has its answer (a committed stream): what `execute` ends with is not needed. */
+  #answered = false;
 
   constructor(
     options: ResolvedOpenAIHandlerOptions,
@@ -78,7 +80,10 @@ export class ForwardedCall {
   /** @returns the client's answer (never rejects). */
   run(): Promise<FrontAnswer> {
     return new Promise<FrontAnswer>((resolve) => {
-      this.#committed = resolve;
+      this.#committed = (answer) => {
+        this.#answered = true;
+        resolve(answer);
+      };
       this.#o.router
         .execute<FailedAttempt | RelayedAttempt>(
           this.#select,
@@ -86,8 +91,12 @@ export class ForwardedCall {
           { signal: this.#scope.signal },
         )
         .then(
-          (last) => resolve(this.#relayFailure(last)),
-          (error: unknown) => resolve(this.#failure(error)),
+          (last) => {
+            if (!this.#answered) resolve(this.#relayFailure(last));
+          },
+          (error: unknown) => {
+            if (!this.#answered) resolve(this.#failure(error));
+          },
         )
         .finally(() => this.#scope.dispose());
     });
