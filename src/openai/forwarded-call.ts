@@ -142,6 +142,11 @@ export class ForwardedCall {
           resolve({ status });
         },
         broke: (error) => {
+          // The client left first: the worker's stream failed because the front aborted it.
+          if (this.#scope.signal.aborted) {
+            reject(this.#scope.signal.reason);
+            return;
+          }
           log(
             this.#o.logger,
             'warn',

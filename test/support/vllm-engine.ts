@@ -65,6 +65,8 @@ export interface StandInEngine {
   readonly abandoned: number;
   /** Output chunks written so far, over every answer. */
   readonly sent: number;
+  /** When each abandoned answer's connection closed (`performance.now()`), in order. */
+  readonly abandonedAt: readonly number[];
   /** `process_start_time_seconds` as `/metrics` reports it (changes on restart). */
   readonly startedAt: number;
   /** Sets what the engine does from now on. */
@@ -92,6 +94,7 @@ export async function startStandInEngine(
   let inFlight = 0;
   let abandoned = 0;
   let sent = 0;
+  const abandonedAt: number[] = [];
   const sockets = new Set<Socket>();
   const requests: EngineRequest[] = [];
   const all: EngineRequest[] = [];
@@ -166,7 +169,10 @@ export async function startStandInEngine(
       inFlight--;
     };
     res.on('close', () => {
-      if (!res.writableFinished) abandoned++;
+      if (!res.writableFinished) {
+        abandoned++;
+        abandonedAt.push(performance.now());
+      }
       end();
     });
     if (body.stream !== true) {
@@ -269,6 +275,7 @@ export async function startStandInEngine(
     get sent() {
       return sent;
     },
+    abandonedAt,
     get startedAt() {
       return startedAt;
     },
