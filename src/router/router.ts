@@ -9,7 +9,7 @@ import { FleetRouteError, type NoWorkerReason } from '../core/errors.js';
 import { KeepAlive } from '../core/keep-alive.js';
 import { log } from '../core/logger.js';
 import { fail } from '../core/options.js';
-import type { Policy, SelectRequest } from '../policies/policy.js';
+import type { SelectRequest } from '../policies/policy.js';
 import { selectPair } from '../policies/select-pair.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import { registryInternals, type WorkerRegistry } from '../registry/worker-registry.js';
@@ -24,6 +24,7 @@ import { LeaseLeaks } from './lease-leaks.js';
 import { LoadPoller, type PollRound } from './load-poller.js';
 import { ModelDiscovery } from './model-discovery.js';
 import type { RouterEventMap } from './observations.js';
+import { PolicyPicker } from './policy-picker.js';
 import { Readiness, type ReadyOptions } from './readiness.js';
 import { RetryConfigs } from './retry-configs.js';
 import type { AttemptContext } from './retry-decision.js';
@@ -122,6 +123,8 @@ export class Router {
   readonly #o: ResolvedRouterOptions;
   /** The observation events: listeners, their counts, and the builders. */
   readonly #events: RouterEvents;
+  /** Which policy routes a request, over which candidates; every policy of the router. */
+  readonly #picker: PolicyPicker;
   /** Engine start times from the load reports, and what a restart sets off. */
   readonly #restarts: EngineRestarts;
   readonly #health: HealthLoop | undefined;
@@ -158,7 +161,9 @@ export class Router {
     const o = this.#o;
     const events = new RouterEvents(o.logger);
     this.#events = events;
-    this.#restarts = new EngineRestarts(o.registry, () => this.#policies(), events);
+    const picker = new PolicyPicker(o, events);
+    this.#picker = picker;
+    this.#restarts = new EngineRestarts(o.registry, () => picker.all(), events);
     this.#retryConfigs = new RetryConfigs(o.registry, o.retry);
     // Checked (and resolved) by resolveRouterOptions; written as is.
     if (o.circuitBreaker !== undefined)
@@ -198,7 +203,7 @@ export class Router {
             (reports, round) => this.#deliverLoads(reports, round),
           );
     this.#retryHost = {
-      pick: (request, tried) => this.#pick(request, tried, tried.size + 1),
+      pick: (request, tried) => picker.pick(request, tried, tried.size + 1),
       lease: (worker) => this.#lease(worker),
       count: (what) => this.#counters.count(what),
       noWorkerReason: (request) => this.#noWorkerReason(request),
@@ -308,7 +313,7 @@ export class Router {
     if (this.#closed) return undefined;
     const req = readRequest(request);
     this.#counters.selects++;
-    const worker = this.#pick(req, undefined, 1);
+    const worker = this.#picker.pick(req, undefined, 1);
     if (worker === undefined) {
       this.#counters.noWorker++;
       const events = this.#events;
@@ -333,7 +338,7 @@ export class Router {
     const shared = this.#o.shared;
     if (shared === undefined || this.#closed) return;
     const req = readRequest(request);
-    const pending = shared.prepare(req, this.#policyOf(req));
+    const pending = shared.prepare(req, this.#picker.policyOf(req));
     if (pending !== undefined) await pending;
   }
 
@@ -401,7 +406,7 @@ export class Router {
     this.#counters.executions++;
     const shared = this.#o.shared;
     if (shared !== undefined) {
-      const pending = shared.prepare(req, this.#policyOf(req));
+      const pending = shared.prepare(req, this.#picker.policyOf(req));
       if (pending !== undefined) await pending;
       if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
     }
@@ -461,51 +466,9 @@ export class Router {
     registryInternals.releaseBreakerDefaults(this.#o.registry, this);
     // Before the policies: its last writes read their state (manual's sessions).
     if (this.#o.shared !== undefined && this.#started) await this.#o.shared.close();
-    for (const policy of this.#policies()) policy.close?.();
+    for (const policy of this.#picker.all()) policy.close?.();
     this.#events.close();
     await Promise.resolve();
-  }
-
-  /** The model's policy, over its workers, without `exclude`d ones. */
-  #pick(
-    request: SelectRequest,
-    exclude: ReadonlySet<Worker> | undefined,
-    attempt: number,
-  ): Worker | undefined {
-    const registry = this.#o.registry;
-    const model = typeof request.model === 'string' ? request.model : undefined;
-    const policy =
-      (model === undefined ? undefined : this.#o.policies.get(model)) ?? this.#o.policy;
-    const worker = this.#pickWith(policy, model, registry, request, exclude, attempt);
-    if (worker !== undefined && this.#o.shared !== undefined)
-      this.#o.shared.placed(request, policy, worker);
-    return worker;
-  }
-
-  /** The policy of `request.model`, else the default policy. */
-  #policyOf(request: SelectRequest): Policy {
-    const model = typeof request.model === 'string' ? request.model : undefined;
-    return (model === undefined ? undefined : this.#o.policies.get(model)) ?? this.#o.policy;
-  }
-
-  #pickWith(
-    policy: Policy,
-    model: string | undefined,
-    registry: ResolvedRouterOptions['registry'],
-    request: SelectRequest,
-    exclude: ReadonlySet<Worker> | undefined,
-    attempt: number,
-  ): Worker | undefined {
-    let candidates = registry.getByModel(model);
-    // Retries: a new list without the workers tried, with the registry's ring so ring policies
-    // need not rebuild one.
-    const ring =
-      exclude !== undefined && exclude.size > 0 ? registry.getHashRing(model) : undefined;
-    if (ring !== undefined) candidates = candidates.filter((w) => !exclude!.has(w));
-    const req = ring === undefined ? request : { ...request, ring };
-    const events = this.#events;
-    if (events.listening.decision === 0) return policy.select(candidates, req);
-    return events.decide(policy, candidates, req, model, attempt);
   }
 
   #lease(worker: Worker): WorkerLease {
@@ -514,14 +477,9 @@ export class Router {
     return lease;
   }
 
-  #policies(): Policy[] {
-    const o = this.#o;
-    return [...new Set([o.policy, ...o.policies.values(), o.prefillPolicy, o.decodePolicy])];
-  }
-
   #deliverLoads(reports: ReadonlyMap<string, LoadReport>, round: PollRound): void {
     this.#restarts.observe(reports);
-    for (const policy of this.#policies()) {
+    for (const policy of this.#picker.all()) {
       try {
         policy.updateLoads?.(reports);
       } catch {
@@ -553,7 +511,7 @@ export class Router {
         this.#health?.untrack(event.workerId);
         this.#discovery?.forget(event.workerId);
         this.#restarts.forget(event.worker.url);
-        for (const policy of this.#policies()) policy.removeWorker?.(event.worker.url);
+        for (const policy of this.#picker.all()) policy.removeWorker?.(event.worker.url);
         break;
       case 'statusChanged':
         this.#health?.statusChanged(event.worker);
