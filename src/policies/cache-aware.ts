@@ -4,30 +4,24 @@
  *
  * @module
  */
-
-import { BlockKeyCursor } from '../cache/block-hashes.js';
-import { KvBlockIndex, type KvEvent, readKvEvent } from '../cache/kv-event-store.js';
+import type { KvEvent } from '../cache/kv-event-store.js';
 import type { RadixTree } from '../cache/radix-tree.js';
 import { custom, duration, integer, number, oneOf } from '../core/option-table.js';
 import { fail, readNumber } from '../core/options.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
 import { CandidateScan } from './cache-aware/candidate-scan.js';
-import {
-  type ModelCache,
-  ModelCaches,
-  TEXT,
-  TOKENS,
-  type TreeKind,
-  treeOf,
-} from './cache-aware/model-caches.js';
+import { EventMode } from './cache-aware/event-mode.js';
+import { ModelCaches, TEXT, TOKENS, treeOf } from './cache-aware/model-caches.js';
+import { IMBALANCED, Reasons } from './cache-aware/reasons.js';
 import { ReportRounds } from './cache-aware/report-rounds.js';
+import { TreeMode } from './cache-aware/tree-mode.js';
 import type { Policy, PolicyExplanation, SelectRequest, WorkerRestart } from './policy.js';
-import { type PrefixHashPolicy, prefixHashPlace, prefixHashPlacement } from './prefix-hash.js';
+import { type PrefixHashPolicy, prefixHashPlacement } from './prefix-hash.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isImbalanced } from './support/imbalance.js';
 import { LoadTable } from './support/load-table.js';
-import { isWorkerList, pick } from './support/sampling.js';
+import { isWorkerList } from './support/sampling.js';
 
 /** Why a selection went where it did (counted by {@link CacheAwarePolicy.stats}). @public */
 export type CacheAwareReason =
@@ -37,21 +31,6 @@ export type CacheAwareReason =
   | 'stale_match'
   | 'event_overlap'
   | 'holder_overloaded';
-
-const REASONS: readonly CacheAwareReason[] = [
-  'cache_hit',
-  'cache_miss',
-  'imbalanced',
-  'stale_match',
-  'event_overlap',
-  'holder_overloaded',
-];
-const HIT = 0;
-const MISS = 1;
-const IMBALANCED = 2;
-const STALE = 3;
-const OVERLAP = 4;
-const OVERLOADED = 5;
 
 /** Options of the `cache_aware` policy. @public */
 export interface CacheAwareConfig extends CommonPolicyConfig {
@@ -209,9 +188,6 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
   pendingTtlMs: duration(10_000, 0),
 });
 
-/** Most event-mode placements remembered while their events are due (the oldest go first). */
-const MAX_PENDING = 65_536;
-
 /**
  * Keeps each conversation's prefix on the worker that already holds it in its KV cache, without
  * piling load onto one worker. Per request:
@@ -256,36 +232,21 @@ const MAX_PENDING = 65_536;
  */
 export class CacheAwarePolicy implements Policy {
   readonly name = 'cache_aware' as const;
-  readonly #threshold: number;
   readonly #absThreshold: number;
   readonly #relThreshold: number;
-  readonly #loadFactor: number;
-  readonly #eventLoadFactor: number;
-  readonly #loadSlack: number;
-  readonly #evictionIntervalMs: number;
-  readonly #pageSize: number;
-  readonly #maxEventBlocks: number;
   readonly #loads: LoadTable;
+  /** The candidate reads of a selection, and the choices made from them. */
   readonly #scan: CandidateScan;
   readonly #caches: ModelCaches;
-  readonly #reasons = new Float64Array(REASONS.length);
-  #timer: ReturnType<typeof setInterval> | undefined;
+  /** The reason counters and the last selection's explanation. */
+  readonly #reasons = new Reasons();
+  /** The engines' KV events, and the selections scored from them. */
+  readonly #eventMode: EventMode;
+  /** The selections scored from the trees, the inserts, and the eviction timer. */
+  readonly #treeMode: TreeMode;
   readonly #bounds = new Float64Array(3);
-  /** Whether this selection ran the pass, and what it found. */
-  #passed = false;
-  #available = false;
   #closed = false;
-  readonly #blockKeys: BlockKeyCursor;
-  /** What {@link CacheAwarePolicy.explain} returns: the last select's reason and match. */
-  readonly #explained: { branch: CacheAwareReason; matched: number | undefined } = {
-    branch: 'cache_miss',
-    matched: undefined,
-  };
-  #explainable = false;
   readonly #clock: () => number;
-  readonly #pendingTtlMs: number;
-  /** Event mode: the key of a placed miss's first blocks → its worker and when (oldest first). */
-  readonly #pending = new Map<number, { readonly url: string; readonly at: number }>();
   /** `missPlacement: 'ring'`: places misses. */
   readonly #placement: PrefixHashPolicy | undefined;
   /** The load rounds delivered and each worker's start time: what a late restart forgets up to. */
@@ -294,35 +255,24 @@ export class CacheAwarePolicy implements Policy {
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: CacheAwareConfig = {}) {
     const { options: o, clock } = readPolicyConfig(CACHE_AWARE_OPTIONS, config);
-    this.#threshold = o.cacheThreshold;
     this.#absThreshold = o.balanceAbsThreshold;
     this.#relThreshold = o.balanceRelThreshold;
-    this.#loadFactor = o.loadFactor;
-    this.#eventLoadFactor = o.eventLoadFactor;
-    this.#loadSlack = o.loadSlack;
-    const maxTreeSize = o.maxTreeSize;
-    const maxTotalSize = o.maxTotalSize;
-    this.#evictionIntervalMs = o.evictionIntervalMs;
-    this.#pageSize = o.pageSize;
-    this.#maxEventBlocks = o.maxEventBlocks;
     const spread = o.kvUsageSpreadThreshold ?? Number.NaN;
     const ceiling = o.kvUsageCeiling ?? Number.NaN;
     this.#loads = new LoadTable(clock, o.staleAfterMs);
-    this.#scan = new CandidateScan(spread, ceiling);
-    this.#blockKeys = new BlockKeyCursor(this.#pageSize);
-    this.#clock = clock;
-    this.#pendingTtlMs = o.pendingTtlMs;
-    this.#caches = new ModelCaches(maxTreeSize, maxTotalSize, this.#pageSize);
     this.#placement = o.missPlacement === 'ring' ? prefixHashPlacement() : undefined;
+    this.#scan = new CandidateScan(spread, ceiling, this.#loads, this.#placement);
+    this.#clock = clock;
+    this.#caches = new ModelCaches(o.maxTreeSize, o.maxTotalSize, o.pageSize);
+    this.#eventMode = new EventMode(this.#caches, this.#scan, this.#reasons, o, clock);
+    this.#treeMode = new TreeMode(this.#caches, this.#scan, this.#reasons, o, () => this.evict());
   }
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
     if (!isWorkerList(workers) || workers.length === 0 || this.#closed) return undefined;
     const scan = this.#scan;
     scan.begin(workers.length);
-    this.#passed = false;
-    this.#explained.matched = undefined;
-    this.#explainable = false;
+    this.#reasons.begin();
     const req = typeof request === 'object' && request !== null ? request : undefined;
     const tokens = readTokens(req?.tokens);
     const text =
@@ -342,55 +292,16 @@ export class CacheAwarePolicy implements Policy {
     if (!scan.kvTriggers && scan.viewOf(workers).loadBounds(bounds) && bounds[2]! > 0) {
       imbalanced = isImbalanced(bounds[0]!, bounds[1]!, this.#absThreshold, this.#relThreshold);
     } else {
-      if (!this.#pass(workers)) return undefined;
+      if (!scan.pass(workers)) return undefined;
       imbalanced = scan.imbalanced(this.#absThreshold, this.#relThreshold);
     }
-    if (imbalanced) return this.#leastLoaded(workers, IMBALANCED, model, cache, kind, key, req);
+    const trees = this.#treeMode;
+    if (imbalanced) return trees.leastLoaded(workers, IMBALANCED, model, cache, kind, key, req);
 
     const events = cache?.events;
-    if (events !== undefined && !events.empty && tokens !== undefined) {
-      const best = this.#bestOverlap(workers, events, tokens);
-      if (best >= 0) {
-        if (!this.#overBound(workers, scan.loadOf(best), this.#eventLoadFactor))
-          return this.#count(workers, best, OVERLAP);
-        // A hot prefix gains another holder.
-        return this.#pass(workers) ? this.#count(workers, scan.leastLoaded, OVERLOADED) : undefined;
-      }
-      return this.#eventMiss(workers, req, best === -2);
-    }
-    if (key === undefined) {
-      return this.#leastLoaded(workers, MISS, model, cache, kind, undefined, req);
-    }
-    const tree = treeOf(cache, kind);
-    // The model's first request of this kind: a miss, and the insert creates the tree.
-    if (tree === undefined) return this.#leastLoaded(workers, MISS, model, cache, kind, key, req);
-    const match = tree.match(key);
-    if (match.length > 0) this.#explained.matched = match.matched / match.length;
-    if (match.length === 0) {
-      return this.#leastLoaded(workers, MISS, model, cache, kind, undefined, req);
-    }
-    let chosen = -1;
-    let reason = MISS;
-    if (match.matched / match.length > this.#threshold) {
-      // The cache-hit path reads only the holders of the match.
-      chosen = scan.leastLoadedOf(workers, tree.holdersOf(match));
-      reason = chosen >= 0 ? HIT : STALE;
-      if (chosen >= 0 && this.#overBound(workers, scan.loadOf(chosen))) {
-        chosen = -1;
-        reason = OVERLOADED;
-      }
-    }
-    if (chosen < 0) {
-      if (reason === MISS) {
-        chosen = this.#missIndex(workers, req);
-        if (chosen < 0) return undefined;
-      } else {
-        if (!this.#pass(workers)) return undefined;
-        chosen = scan.leastLoaded;
-      }
-    }
-    this.#insert(workers, model, cache, kind, key, workers[chosen]!.url);
-    return this.#count(workers, chosen, reason);
+    if (events !== undefined && !events.empty && tokens !== undefined)
+      return this.#eventMode.select(workers, events, tokens, req);
+    return trees.select(workers, model, cache, kind, key, req);
   }
 
   /**
@@ -406,23 +317,7 @@ export class CacheAwarePolicy implements Policy {
     if (typeof workerUrl !== 'string' || workerUrl.length === 0)
       fail('applyKvEvents.workerUrl', 'a worker URL', workerUrl);
     if (!Array.isArray(events)) fail('applyKvEvents.events', 'an array of KV events', events);
-    const parsed = events.map(readKvEvent);
-    const caches = this.#caches;
-    for (const event of parsed) {
-      if (event.type === 'cleared') {
-        for (const cache of caches.entries()) {
-          if (event.model !== undefined && event.model !== cache.model) continue;
-          cache.events?.clear(workerUrl);
-          caches.settle(cache);
-        }
-        continue;
-      }
-      const cache = caches.entryOf(event.model ?? '');
-      cache.events ??= new KvBlockIndex();
-      if (event.type === 'stored') cache.events.store(workerUrl, event.keys);
-      else cache.events.remove(workerUrl, event.keys);
-      caches.settle(cache);
-    }
+    this.#eventMode.apply(workerUrl, events);
   }
 
   /**
@@ -437,11 +332,7 @@ export class CacheAwarePolicy implements Policy {
     keys: readonly number[],
   ): void {
     if (keys.length === 0) return;
-    const cache = this.#caches.entryOf(model ?? '');
-    cache.events ??= new KvBlockIndex();
-    if (type === 'stored') cache.events.store(workerUrl, keys);
-    else cache.events.remove(workerUrl, keys);
-    this.#caches.settle(cache);
+    this.#eventMode.applyKeys(workerUrl, type, model, keys);
   }
 
   /**
@@ -451,7 +342,7 @@ export class CacheAwarePolicy implements Policy {
    * O(1).
    */
   explain(): PolicyExplanation | undefined {
-    return this.#explainable ? this.#explained : undefined;
+    return this.#reasons.explain();
   }
 
   /**
@@ -500,19 +391,16 @@ export class CacheAwarePolicy implements Policy {
    */
   workerRestarted(url: string, restart?: WorkerRestart): void {
     if (typeof url !== 'string') return;
-    const pending = this.#pending;
     if (restart?.detectedBy !== 'start_time') {
       this.#rounds.forget(url); // as the router: the next start time seen is a first value
       this.#caches.removeTenant(url);
-      for (const [key, placed] of pending) if (placed.url === url) pending.delete(key);
+      this.#eventMode.forget(url);
       return;
     }
     const round = this.#rounds.restartRound(url);
     this.#caches.forgetBefore(url, round === 0 ? -1 : ReportRounds.slotOf(round));
     const before = round === 0 ? Number.POSITIVE_INFINITY : this.#rounds.timeOf(round);
-    for (const [key, placed] of pending) {
-      if (placed.url === url && placed.at <= before) pending.delete(key);
-    }
+    this.#eventMode.forget(url, before);
   }
 
   /**
@@ -525,29 +413,9 @@ export class CacheAwarePolicy implements Policy {
 
   /** Reason counters and tree sizes. Builds a plain object: O(trees). */
   stats(): CacheAwareStats {
-    const reasons = Object.fromEntries(REASONS.map((r, i) => [r, this.#reasons[i]!])) as Record<
-      CacheAwareReason,
-      number
-    >;
-    const trees: CacheAwareStats['trees'][number][] = [];
-    const eventModels: string[] = [];
-    for (const cache of this.#caches.entries()) {
-      const model = cache.model;
-      for (const [kind, tree] of [
-        ['text', cache.text],
-        ['tokens', cache.tokens],
-      ] as const) {
-        if (tree === undefined) continue;
-        trees.push({
-          model,
-          kind,
-          nodes: tree.nodeCount,
-          tenants: tree.tenantCount,
-          size: tree.size,
-        });
-      }
-      if (cache.events !== undefined && !cache.events.empty) eventModels.push(model);
-    }
+    // Typed here: a reason of the public union missing from the counters does not compile.
+    const reasons: Record<CacheAwareReason, number> = this.#reasons.counts();
+    const { trees, eventModels } = this.#caches.summary();
     return { reasons, totalSize: this.#caches.total, trees, eventModels };
   }
 
@@ -556,15 +424,14 @@ export class CacheAwarePolicy implements Policy {
     this.#caches.clear();
     this.#loads.clear();
     this.#rounds.clear();
-    this.#reasons.fill(0);
+    this.#reasons.reset();
     this.#placement?.reset();
   }
 
   /** Stops the eviction timer and forgets everything; `select` returns `undefined` afterwards. */
   close(): void {
     this.#closed = true;
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#treeMode.close();
     this.reset();
   }
 
@@ -576,139 +443,8 @@ export class CacheAwarePolicy implements Policy {
       const cache = policy.#caches.get(model);
       // The insert continues the match's descent (ModelCaches.insert).
       treeOf(cache, kind)?.match(key);
-      policy.#insert(workers, model, cache, kind, key, url);
+      policy.#treeMode.insert(workers, model, cache, kind, key, url);
     };
-  }
-
-  /** Whether a holder with `load` in flight is over the hit bound (counting this request). */
-  #overBound(workers: readonly Worker[], load: number, factor = this.#loadFactor): boolean {
-    if (factor === Number.POSITIVE_INFINITY) return false;
-    const total = this.#scan.viewOf(workers).totalLoad();
-    const cap = Math.ceil((factor * (total + 1)) / workers.length) + this.#loadSlack;
-    return load + 1 > cap;
-  }
-
-  /** The pass over every candidate, once per selection. @returns whether any is available. */
-  #pass(workers: readonly Worker[]): boolean {
-    if (!this.#passed) {
-      const reports =
-        this.#scan.kvTriggers && this.#loads.size > 0 ? this.#loads.alignedTo(workers) : undefined;
-      this.#available = this.#scan.run(workers, reports, this.#loads);
-      this.#passed = true;
-    }
-    return this.#available;
-  }
-
-  /**
-   * The worker a miss goes to (see `missPlacement`): the prompt's owner on the ring, without a
-   * pass over the candidates, or the least-loaded worker the pass found; -1 when none is
-   * available.
-   */
-  #missIndex(workers: readonly Worker[], request: SelectRequest | undefined): number {
-    const placement = this.#placement;
-    // The ring walk reads the workers it passes; after the pass (a list the registry did not
-    // hand out, event mode, the KV-usage triggers) that would read them twice: use the pass.
-    if (placement === undefined || this.#passed) {
-      return this.#pass(workers) ? this.#scan.leastLoaded : -1;
-    }
-    const worker = prefixHashPlace(placement, workers, request);
-    return worker === undefined ? -1 : this.#scan.viewOf(workers).indexOf(worker.url);
-  }
-
-  /**
-   * The least-loaded worker — for a miss, the worker {@link CacheAwarePolicy.#missIndex} gives —
-   * with the request inserted for it (when it has a key). `cache` is the model's entry as
-   * `select` read it.
-   */
-  #leastLoaded(
-    workers: readonly Worker[],
-    reason: number,
-    model: string,
-    cache: ModelCache | undefined,
-    kind: TreeKind,
-    key: string | ArrayLike<number> | undefined,
-    request: SelectRequest | undefined,
-  ): Worker | undefined {
-    let index: number;
-    if (reason === MISS && key !== undefined) index = this.#missIndex(workers, request);
-    else index = this.#pass(workers) ? this.#scan.leastLoaded : -1;
-    if (index < 0) return undefined;
-    if (key !== undefined) {
-      // The insert continues a match of the key; a tree that does not exist yet needs none.
-      const tree = treeOf(cache, kind);
-      if (tree === undefined || tree.match(key).length > 0)
-        this.#insert(workers, model, cache, kind, key, workers[index]!.url);
-    }
-    return this.#count(workers, index, reason);
-  }
-
-  /**
-   * Event mode, no worker reported holding the prompt's first block: a placement of this
-   * router's whose events are still due (`pendingTtlMs`), else the miss placement, remembered.
-   * `read`: holders were read (all unavailable), so the ring walk, which would read them again,
-   * gives way to the pass.
-   */
-  #eventMiss(
-    workers: readonly Worker[],
-    req: SelectRequest | undefined,
-    read: boolean,
-  ): Worker | undefined {
-    const scan = this.#scan;
-    const key = this.#pendingTtlMs > 0 ? this.#blockKeys.prefixKey() : -1;
-    const now = key < 0 ? 0 : this.#clock();
-    if (key >= 0) {
-      const placed = this.#pending.get(key);
-      if (placed !== undefined && now - placed.at <= this.#pendingTtlMs) {
-        const i = scan.leastLoadedOf(workers, [placed.url]);
-        if (i >= 0) return this.#count(workers, i, HIT);
-      }
-    }
-    const miss = read
-      ? this.#pass(workers)
-        ? scan.leastLoaded
-        : -1
-      : this.#missIndex(workers, req);
-    if (miss < 0) return undefined;
-    if (key >= 0) {
-      const pending = this.#pending;
-      pending.delete(key);
-      pending.set(key, { url: workers[miss]!.url, at: now });
-      if (pending.size > MAX_PENDING) pending.delete(pending.keys().next().value!);
-    }
-    return this.#count(workers, miss, MISS);
-  }
-
-  #count(workers: readonly Worker[], index: number, reason: number): Worker | undefined {
-    this.#reasons[reason]!++;
-    this.#explained.branch = REASONS[reason]!;
-    this.#explainable = true;
-    return pick(workers, index);
-  }
-
-  #insert(
-    workers: readonly Worker[],
-    model: string,
-    cache: ModelCache | undefined,
-    kind: TreeKind,
-    key: string | ArrayLike<number>,
-    url: string,
-  ): void {
-    this.#caches.insert(workers, model, cache, kind, key, url);
-    if (this.#timer === undefined && !this.#closed) {
-      this.#timer = setInterval(() => this.evict(), this.#evictionIntervalMs);
-      this.#timer.unref();
-    }
-  }
-
-  /** The candidate holding the most consecutive prefix blocks of `tokens`, or -1. */
-  #bestOverlap(
-    workers: readonly Worker[],
-    events: KvBlockIndex,
-    tokens: ArrayLike<number>,
-  ): number {
-    const keys = this.#blockKeys;
-    keys.reset(tokens, this.#maxEventBlocks);
-    return this.#scan.bestHolders(workers, keys, events);
   }
 }
 

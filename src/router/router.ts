@@ -4,51 +4,38 @@
  *
  * @module
  */
-import { EventEmitter } from 'eventemitter3';
 import { AbortScopes } from '../core/abort.js';
 import { FleetRouteError, type NoWorkerReason } from '../core/errors.js';
 import { KeepAlive } from '../core/keep-alive.js';
-import { type Logger, log } from '../core/logger.js';
+import { log } from '../core/logger.js';
 import { fail } from '../core/options.js';
-import type { Policy, SelectRequest, WorkerRestart } from '../policies/policy.js';
+import type { SelectRequest } from '../policies/policy.js';
 import { selectPair } from '../policies/select-pair.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import { registryInternals, type WorkerRegistry } from '../registry/worker-registry.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
 import { DEFAULT_HEALTH_TIMEOUT_MS } from '../resilience/health-config.js';
-import {
-  type ResolvedRetryConfig,
-  type RetryConfig,
-  resolveRetryConfig,
-} from '../resilience/retry-config.js';
-import type { LeaseState } from '../workers/lease-state.js';
 import type { LoadReport } from '../workers/load-report.js';
-import type { Worker } from '../workers/worker.js';
-import { leaseStateOf, type WorkerLease } from '../workers/worker.js';
+import type { Worker, WorkerLease } from '../workers/worker.js';
 import { BreakerWatch } from './breaker-watch.js';
-import {
-  CallObserver,
-  type ObservationSink,
-  observeExecution,
-  observesCalls,
-} from './call-observer.js';
+import { EngineRestarts } from './engine-restarts.js';
 import { HealthLoop } from './health-loop.js';
+import { LeaseLeaks } from './lease-leaks.js';
 import { LoadPoller, type PollRound } from './load-poller.js';
 import { ModelDiscovery } from './model-discovery.js';
-import type { DecisionEvent, RouterEventMap, RouterObservationType } from './observations.js';
+import type { RouterEventMap } from './observations.js';
+import { PolicyPicker } from './policy-picker.js';
 import { Readiness, type ReadyOptions } from './readiness.js';
+import { RetryConfigs } from './retry-configs.js';
 import type { AttemptContext } from './retry-decision.js';
 import { type RetryHost, RetryLoop } from './retry-loop.js';
+import { RouterEvents } from './router-events.js';
 import {
   type ResolvedRouterOptions,
   type RouterOptions,
   resolveRouterOptions,
 } from './router-options.js';
-import { StartTimes } from './start-times.js';
-
-/** What `workerRestarted` is told: shared, frozen, so a restart allocates nothing for it. */
-const BY_HEALTH: WorkerRestart = Object.freeze({ detectedBy: 'health' });
-const BY_START_TIME: WorkerRestart = Object.freeze({ detectedBy: 'start_time' });
+import { RouterCounters, routerStats } from './router-stats.js';
 
 /** A prefill lease and a decode lease from {@link Router.selectPair}. @public */
 export interface LeasePair {
@@ -134,30 +121,12 @@ export interface RouterStats {
  */
 export class Router {
   readonly #o: ResolvedRouterOptions;
-  readonly #emitter = new EventEmitter<RouterEventMap>();
-  /** Listeners per event type, kept by `on`/`off`: an event nobody listens to is never built. */
-  readonly #listening: Record<RouterObservationType, number> = {
-    circuitChanged: 0,
-    decision: 0,
-    attempt: 0,
-    executed: 0,
-    firstToken: 0,
-    usage: 0,
-    retry: 0,
-    noWorker: 0,
-    probe: 0,
-    statusChanged: 0,
-    workerRestarted: 0,
-    loadsPolled: 0,
-    sharedState: 0,
-  };
-  /** Each worker's engine start time from its load reports: a change is a restart. */
-  readonly #startTimes = new StartTimes();
-  readonly #onStartChanged = (url: string): void => {
-    const worker = this.#o.registry.getByUrl(url);
-    if (worker !== undefined) this.#restarted(worker, 'start_time');
-  };
-
+  /** The observation events: listeners, their counts, and the builders. */
+  readonly #events: RouterEvents;
+  /** Which policy routes a request, over which candidates; every policy of the router. */
+  readonly #picker: PolicyPicker;
+  /** Engine start times from the load reports, and what a restart sets off. */
+  readonly #restarts: EngineRestarts;
   readonly #health: HealthLoop | undefined;
   readonly #loads: LoadPoller | undefined;
   readonly #discovery: ModelDiscovery | undefined;
@@ -168,12 +137,8 @@ export class Router {
   readonly #calls = new AbortScopes();
   /** What every `execute` call's {@link RetryLoop} borrows from the router (built once). */
   readonly #retryHost: RetryHost;
-  /**
-   * A model's override (as stored by the registry, frozen) → it resolved over this router's
-   * `retry`: resolved once per override object, so a new `setModelRetryConfig` (a new object)
-   * is picked up by itself.
-   */
-  readonly #overrides = new WeakMap<RetryConfig, ResolvedRetryConfig>();
+  /** Each call's retry settings: the router's, under its model's override. */
+  readonly #retryConfigs: RetryConfigs;
   /**
    * Holds the process open while a caller awaits something that no ref'd handle of ours or of
    * the transport would: `ready()` waits, `pollLoads()` rounds. Every background timer stays
@@ -182,21 +147,11 @@ export class Router {
   readonly #keepAlive = new KeepAlive();
   readonly #readiness: Readiness;
   readonly #breakers: BreakerWatch;
-  /** What the call observers read and emit through. */
-  readonly #sink: ObservationSink = {
-    listening: this.#listening,
-    emit: (type, event) => this.#observe(type, event),
-  };
-  readonly #leaks: FinalizationRegistry<LeaseState> | undefined;
+  readonly #leaks: LeaseLeaks | undefined;
   readonly #onEvent = (event: WorkerEvent): void => this.#handle(event);
+  readonly #counters = new RouterCounters();
   #started = false;
   #closed = false;
-  #selects = 0;
-  #noWorker = 0;
-  #executions = 0;
-  #attempts = 0;
-  #retries = 0;
-  #leaked = 0;
 
   /**
    * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming the first bad option.
@@ -204,11 +159,20 @@ export class Router {
   constructor(options: RouterOptions) {
     this.#o = resolveRouterOptions(options);
     const o = this.#o;
+    const events = new RouterEvents(o.logger);
+    this.#events = events;
+    const picker = new PolicyPicker(o, events);
+    this.#picker = picker;
+    this.#restarts = new EngineRestarts(o.registry, () => picker.all(), events);
+    this.#retryConfigs = new RetryConfigs(o.registry, o.retry);
     // Checked (and resolved) by resolveRouterOptions; written as is.
     if (o.circuitBreaker !== undefined)
       registryInternals.claimBreakerDefaults(o.registry, this, o.circuitBreaker);
     this.#readiness = new Readiness(o.registry, this.#keepAlive);
-    this.#breakers = new BreakerWatch((worker, from, to) => this.#circuitChanged(worker, from, to));
+    // Never after `close()`, which closes the watch first.
+    this.#breakers = new BreakerWatch((worker, from, to) =>
+      events.circuitChanged(worker, from, to),
+    );
     this.#discovery =
       o.discoverModels && o.transport.models !== undefined
         ? new ModelDiscovery(
@@ -226,17 +190,7 @@ export class Router {
             o.transport,
             o.health,
             o.maxConcurrentProbes,
-            (worker, ok, timedOut, durationMs) => {
-              if (this.#listening.probe === 0) return;
-              this.#observe('probe', {
-                type: 'probe',
-                workerId: worker.id,
-                url: worker.url,
-                ok,
-                timedOut,
-                durationMs,
-              });
-            },
+            (worker, ok, timedOut, durationMs) => events.probe(worker, ok, timedOut, durationMs),
           );
     this.#loads =
       o.loadPolling === undefined || o.transport.loads === undefined
@@ -249,31 +203,17 @@ export class Router {
             (reports, round) => this.#deliverLoads(reports, round),
           );
     this.#retryHost = {
-      pick: (request, tried) => this.#pick(request, tried, tried.size + 1),
+      pick: (request, tried) => picker.pick(request, tried, tried.size + 1),
       lease: (worker) => this.#lease(worker),
-      count: (what) => this.#count(what),
+      count: (what) => this.#counters.count(what),
       noWorkerReason: (request) => this.#noWorkerReason(request),
       random: o.random,
       shouldRetry: o.shouldRetry,
       onRetry: o.onRetry,
       warn: (message) => log(o.logger, 'warn', 'FLEETROUTE_RETRY_HOOK', message),
-      observer: (request) =>
-        observesCalls(this.#listening) ? new CallObserver(this.#sink, request) : undefined,
+      observer: (request) => events.observer(request),
     };
-    this.#leaks = o.reportLeakedLeases
-      ? new FinalizationRegistry((state) => {
-          if (state.end(undefined)) {
-            this.#leaked++;
-            log(
-              o.logger,
-              'warn',
-              'FLEETROUTE_LEASE_LEAK',
-              `a lease on ${state.url} was garbage-collected without release(); its load was released`,
-              { url: state.url },
-            );
-          }
-        })
-      : undefined;
+    this.#leaks = o.reportLeakedLeases ? new LeaseLeaks(o.logger) : undefined;
   }
 
   /** The registry this router routes over (the `registry` option). */
@@ -295,9 +235,7 @@ export class Router {
     this.#o.shared?.attach({
       registry,
       logger: this.#o.logger,
-      report: (event) => {
-        if (this.#listening.sharedState !== 0) this.#observe('sharedState', event);
-      },
+      report: (event) => this.#events.sharedState(event),
     });
     this.#started = true;
     registry.on('event', this.#onEvent);
@@ -352,15 +290,13 @@ export class Router {
    * @returns `this`.
    */
   on<K extends keyof RouterEventMap>(type: K, listener: RouterEventMap[K]): this {
-    this.#emitter.on(type, listener as never);
-    this.#recount(type);
+    this.#events.on(type, listener);
     return this;
   }
 
   /** Removes a listener. @returns `this`. */
   off<K extends keyof RouterEventMap>(type: K, listener: RouterEventMap[K]): this {
-    this.#emitter.off(type, listener as never);
-    this.#recount(type);
+    this.#events.off(type, listener);
     return this;
   }
 
@@ -376,11 +312,12 @@ export class Router {
   select(request?: SelectRequest): WorkerLease | undefined {
     if (this.#closed) return undefined;
     const req = readRequest(request);
-    this.#selects++;
-    const worker = this.#pick(req, undefined, 1);
+    this.#counters.selects++;
+    const worker = this.#picker.pick(req, undefined, 1);
     if (worker === undefined) {
-      this.#noWorker++;
-      if (this.#listening.noWorker !== 0) this.#observeNoWorker(req, this.#noWorkerReason(req));
+      this.#counters.noWorker++;
+      const events = this.#events;
+      if (events.listening.noWorker !== 0) events.noWorker(req, this.#noWorkerReason(req));
       return undefined;
     }
     return this.#lease(worker);
@@ -401,7 +338,7 @@ export class Router {
     const shared = this.#o.shared;
     if (shared === undefined || this.#closed) return;
     const req = readRequest(request);
-    const pending = shared.prepare(req, this.#policyOf(req));
+    const pending = shared.prepare(req, this.#picker.policyOf(req));
     if (pending !== undefined) await pending;
   }
 
@@ -418,11 +355,12 @@ export class Router {
       decode: this.#o.decodePolicy,
     });
     if (pair === undefined) {
-      this.#noWorker++;
-      if (this.#listening.noWorker !== 0) {
+      this.#counters.noWorker++;
+      const events = this.#events;
+      if (events.listening.noWorker !== 0) {
         const known =
           registry.getPrefillWorkers().length > 0 && registry.getDecodeWorkers().length > 0;
-        this.#observeNoWorker(req, known ? 'unavailable' : 'unknown_model');
+        events.noWorker(req, known ? 'unavailable' : 'unknown_model');
       }
       return undefined;
     }
@@ -465,20 +403,20 @@ export class Router {
     if (signal !== undefined && !(signal instanceof AbortSignal))
       fail('signal', 'an AbortSignal', signal);
     const req = readRequest(request);
-    this.#executions++;
+    this.#counters.executions++;
     const shared = this.#o.shared;
     if (shared !== undefined) {
-      const pending = shared.prepare(req, this.#policyOf(req));
+      const pending = shared.prepare(req, this.#picker.policyOf(req));
       if (pending !== undefined) await pending;
       if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
     }
-    const config = this.#retryConfigFor(req);
+    const config = this.#retryConfigs.of(req);
     const scope = this.#calls.open(signal);
     try {
       const call = { request: req, send, config, signal: scope.signal };
       const loop = new RetryLoop(call, this.#retryHost);
-      if (this.#listening.executed === 0) return await loop.run();
-      return await observeExecution(this.#sink, req, loop, signal, () => this.#closed);
+      if (this.#events.listening.executed === 0) return await loop.run();
+      return await this.#events.execution(req, loop, signal, () => this.#closed);
     } finally {
       this.#calls.close(scope);
     }
@@ -495,44 +433,13 @@ export class Router {
 
   /** Counters, per-worker breaker states and cooldowns, health and polling figures. O(n). */
   stats(): RouterStats {
-    const circuits: Record<string, CircuitState> = {};
-    const cooldowns: Record<string, number> = {};
-    for (const worker of this.#o.registry.getAll()) {
-      const breaker = worker.circuitBreaker;
-      circuits[worker.id] = breaker.state;
-      const cooldownMs = breaker.cooldownMs;
-      if (cooldownMs > 0) cooldowns[worker.id] = cooldownMs;
-    }
-    const h = this.#health?.stats;
-    const l = this.#loads?.stats;
-    const d = this.#discovery?.stats;
-    return {
-      selects: this.#selects,
-      noWorker: this.#noWorker,
-      executions: this.#executions,
-      attempts: this.#attempts,
-      retries: this.#retries,
-      leakedLeases: this.#leaked,
-      health: {
-        probes: h?.probes ?? 0,
-        failures: h?.failures ?? 0,
-        timeouts: h?.timeouts ?? 0,
-        transitions: h?.transitions ?? 0,
-      },
-      loads: {
-        rounds: l?.rounds ?? 0,
-        polls: l?.polls ?? 0,
-        reports: l?.reports ?? 0,
-        failures: l?.failures ?? 0,
-      },
-      models: {
-        calls: d?.calls ?? 0,
-        discovered: d?.discovered ?? 0,
-        failures: d?.failures ?? 0,
-      },
-      circuits,
-      cooldowns,
+    const parts = {
+      leakedLeases: this.#leaks?.count ?? 0,
+      health: this.#health?.stats,
+      loads: this.#loads?.stats,
+      models: this.#discovery?.stats,
     };
+    return routerStats(this.#counters, parts, this.#o.registry);
   }
 
   /**
@@ -559,149 +466,27 @@ export class Router {
     registryInternals.releaseBreakerDefaults(this.#o.registry, this);
     // Before the policies: its last writes read their state (manual's sessions).
     if (this.#o.shared !== undefined && this.#started) await this.#o.shared.close();
-    for (const policy of this.#policies()) policy.close?.();
-    this.#emitter.removeAllListeners();
+    for (const policy of this.#picker.all()) policy.close?.();
+    this.#events.close();
     await Promise.resolve();
-  }
-
-  /** The model's policy, over its workers, without `exclude`d ones. */
-  #pick(
-    request: SelectRequest,
-    exclude: ReadonlySet<Worker> | undefined,
-    attempt: number,
-  ): Worker | undefined {
-    const registry = this.#o.registry;
-    const model = typeof request.model === 'string' ? request.model : undefined;
-    const policy =
-      (model === undefined ? undefined : this.#o.policies.get(model)) ?? this.#o.policy;
-    const worker = this.#pickWith(policy, model, registry, request, exclude, attempt);
-    if (worker !== undefined && this.#o.shared !== undefined)
-      this.#o.shared.placed(request, policy, worker);
-    return worker;
-  }
-
-  /** The policy of `request.model`, else the default policy. */
-  #policyOf(request: SelectRequest): Policy {
-    const model = typeof request.model === 'string' ? request.model : undefined;
-    return (model === undefined ? undefined : this.#o.policies.get(model)) ?? this.#o.policy;
-  }
-
-  #pickWith(
-    policy: Policy,
-    model: string | undefined,
-    registry: ResolvedRouterOptions['registry'],
-    request: SelectRequest,
-    exclude: ReadonlySet<Worker> | undefined,
-    attempt: number,
-  ): Worker | undefined {
-    let candidates = registry.getByModel(model);
-    // Retries: a new list without the workers tried, with the registry's ring so ring policies
-    // need not rebuild one.
-    const ring =
-      exclude !== undefined && exclude.size > 0 ? registry.getHashRing(model) : undefined;
-    if (ring !== undefined) candidates = candidates.filter((w) => !exclude!.has(w));
-    const req = ring === undefined ? request : { ...request, ring };
-    if (this.#listening.decision === 0) return policy.select(candidates, req);
-    const started = performance.now();
-    const worker = policy.select(candidates, req);
-    const durationMs = performance.now() - started;
-    const why = policy.explain?.();
-    const event: DecisionEvent = {
-      type: 'decision',
-      model,
-      policy: policy.name,
-      worker,
-      branch: why?.branch,
-      matched: why?.matched,
-      attempt,
-      durationMs,
-    };
-    this.#observe('decision', event);
-    return worker;
-  }
-
-  /**
-   * The retry settings of a call: the router's, under the override of the request's model. The
-   * override holds only the fields given for it (validated and frozen by the registry); the
-   * router's config fills the rest. Cost: O(1) after the first call per override.
-   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when the override does not fit over the
-   *   router's settings (then on every call: nothing is cached).
-   */
-  #retryConfigFor(request: SelectRequest): ResolvedRetryConfig {
-    const model = typeof request.model === 'string' ? request.model : undefined;
-    const override = model === undefined ? undefined : this.#o.registry.getRetryConfig(model);
-    if (override === undefined) return this.#o.retry;
-    let resolved = this.#overrides.get(override);
-    if (resolved === undefined) {
-      resolved = resolveRetryConfig(override, 'retry', this.#o.retry);
-      this.#overrides.set(override, resolved);
-    }
-    return resolved;
-  }
-
-  #count(what: 'attempts' | 'retries' | 'noWorker'): void {
-    if (what === 'attempts') this.#attempts++;
-    else if (what === 'retries') this.#retries++;
-    else this.#noWorker++;
   }
 
   #lease(worker: Worker): WorkerLease {
     const lease = worker.acquire();
-    this.#leaks?.register(lease, leaseStateOf(lease));
+    this.#leaks?.watch(lease);
     return lease;
   }
 
-  #policies(): Policy[] {
-    const o = this.#o;
-    return [...new Set([o.policy, ...o.policies.values(), o.prefillPolicy, o.decodePolicy])];
-  }
-
   #deliverLoads(reports: ReadonlyMap<string, LoadReport>, round: PollRound): void {
-    this.#startTimes.observe(reports, this.#onStartChanged);
-    for (const policy of this.#policies()) {
+    this.#restarts.observe(reports);
+    for (const policy of this.#picker.all()) {
       try {
         policy.updateLoads?.(reports);
       } catch {
         // A policy that throws on reports must not stop the others or the loop.
       }
     }
-    if (this.#listening.loadsPolled !== 0) {
-      this.#observe('loadsPolled', {
-        type: 'loadsPolled',
-        reports: reports.size,
-        failed: round.polled - reports.size,
-        durationMs: round.durationMs,
-        stale: round.stale,
-        oldestReportAgeMs: round.oldestReportAgeMs,
-      });
-    }
-  }
-
-  #recount(type: RouterObservationType): void {
-    this.#listening[type] = this.#emitter.listenerCount(type);
-  }
-
-  /**
-   * Emits an observation; a listener that throws is reported once per listener (a process
-   * warning) and routing goes on.
-   */
-  #observe<K extends RouterObservationType>(
-    type: K,
-    event: Parameters<RouterEventMap[K]>[0],
-  ): void {
-    const listeners = this.#emitter.listeners(type) as ((e: typeof event) => void)[];
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        warnListener(this.#o.logger, listener, type, error);
-      }
-    }
-  }
-
-  #observeNoWorker(request: SelectRequest, reason: NoWorkerReason): void {
-    const model = typeof request.model === 'string' ? request.model : undefined;
-    this.#observe('noWorker', { type: 'noWorker', model, reason });
+    this.#events.loadsPolled(reports, round);
   }
 
   /**
@@ -725,56 +510,22 @@ export class Router {
         this.#breakers.unwatch(event.worker);
         this.#health?.untrack(event.workerId);
         this.#discovery?.forget(event.workerId);
-        this.#startTimes.forget(event.worker.url);
-        for (const policy of this.#policies()) policy.removeWorker?.(event.worker.url);
+        this.#restarts.forget(event.worker.url);
+        for (const policy of this.#picker.all()) policy.removeWorker?.(event.worker.url);
         break;
       case 'statusChanged':
         this.#health?.statusChanged(event.worker);
         this.#discovery?.consider(event.worker);
-        if (this.#listening.statusChanged !== 0) {
-          this.#observe('statusChanged', {
-            type: 'statusChanged',
-            workerId: event.workerId,
-            url: event.worker.url,
-            from: event.from,
-            to: event.to,
-          });
-        }
+        this.#events.statusChanged(event.workerId, event.worker, event.from, event.to);
         if (
           event.from === 'not_ready' &&
           event.to === 'ready' &&
           this.#health?.cameBack(event.workerId)
-        ) {
-          // Its next start time is a first value, not a second restart.
-          this.#startTimes.forget(event.worker.url);
-          this.#restarted(event.worker, 'health');
-        }
+        )
+          this.#restarts.cameBack(event.worker);
         break;
     }
     this.#readiness.check();
-  }
-
-  /**
-   * The engine behind `worker` restarted: every policy forgets what it believed its cache held
-   * (`workerRestarted(url, { detectedBy })`; one that throws does not stop the others), then
-   * `workerRestarted` is emitted.
-   */
-  #restarted(worker: Worker, detectedBy: WorkerRestart['detectedBy']): void {
-    const restart = detectedBy === 'health' ? BY_HEALTH : BY_START_TIME;
-    for (const policy of this.#policies()) {
-      try {
-        policy.workerRestarted?.(worker.url, restart);
-      } catch {
-        // A policy that throws must not stop the others.
-      }
-    }
-    if (this.#listening.workerRestarted === 0) return;
-    this.#observe('workerRestarted', {
-      type: 'workerRestarted',
-      workerId: worker.id,
-      url: worker.url,
-      detectedBy,
-    });
   }
 
   /** Observes the worker's breaker, starts probing it (now), and asks for its models if due. */
@@ -782,21 +533,6 @@ export class Router {
     this.#breakers.watch(worker);
     this.#health?.track(worker);
     this.#discovery?.consider(worker);
-  }
-
-  /**
-   * Emits `circuitChanged`. Called only through the breaker's observer, so a listener that throws
-   * is caught by the breaker (and cannot break the lease or probe that moved it), and never after
-   * `close()`, which closes the watch first.
-   */
-  #circuitChanged(worker: Worker, from: CircuitState, to: CircuitState): void {
-    this.#emitter.emit('circuitChanged', {
-      type: 'circuitChanged',
-      workerId: worker.id,
-      url: worker.url,
-      from,
-      to,
-    });
   }
 }
 
@@ -808,24 +544,3 @@ function readRequest(request: unknown): SelectRequest {
 }
 
 const EMPTY_REQUEST: SelectRequest = Object.freeze({});
-
-/** Listeners already reported as throwing (one warning each). */
-const warned = new WeakSet<object>();
-
-function warnListener(
-  logger: Logger | undefined,
-  listener: object,
-  type: string,
-  error: unknown,
-): void {
-  if (warned.has(listener)) return;
-  warned.add(listener);
-  const reason = error instanceof Error ? error.message : String(error);
-  log(
-    logger,
-    'warn',
-    'FLEETROUTE_LISTENER_THREW',
-    `a router '${type}' listener threw (${reason}); routing goes on`,
-    { event: type },
-  );
-}

@@ -1,8 +1,9 @@
 /**
  * The candidate reads of `cache_aware`, and the choices made from them: the least-loaded worker,
- * the least-loaded holder of a matched prefix, and the best holder of engine KV blocks. A
- * selection reads each candidate's state at most once — in a full pass when it needs one, or
- * only the holders of a match on the cache-hit path — and stores what it read by candidate index.
+ * the least-loaded holder of a matched prefix, the best holder of engine KV blocks, where a miss
+ * goes, and whether a holder is over the hit bound. A selection reads each candidate's state at
+ * most once — in a full pass when it needs one (run at most once per selection), or only the
+ * holders of a match on the cache-hit path — and stores what it read by candidate index.
  *
  * @module
  * @internal
@@ -12,6 +13,8 @@ import type { KvBlockIndex } from '../../cache/kv-event-store.js';
 import { IdentityMemo } from '../../core/identity-memo.js';
 import { type CandidateView, viewOf } from '../../workers/candidate-view.js';
 import { type RoutingState, Worker, workerInternals } from '../../workers/worker.js';
+import type { SelectRequest } from '../policy.js';
+import { type PrefixHashPolicy, prefixHashPlace } from '../prefix-hash.js';
 import { isImbalanced } from '../support/imbalance.js';
 import type { LoadTable, StoredLoad } from '../support/load-table.js';
 import { readState } from '../support/sampling.js';
@@ -22,6 +25,13 @@ export class CandidateScan {
   readonly kvTriggers: boolean;
   readonly #spread: number;
   readonly #ceiling: number;
+  /** The load reports, read by the pass when a KV-usage trigger is on. */
+  readonly #loads: LoadTable;
+  /** `missPlacement: 'ring'`: places misses. */
+  readonly #placement: PrefixHashPolicy | undefined;
+  /** Whether this selection ran the pass, and what it found. */
+  #passed = false;
+  #anyAvailable = false;
   #available = new Uint8Array(64);
   #load = new Float64Array(64);
   #processed = new Float64Array(64);
@@ -29,7 +39,7 @@ export class CandidateScan {
   /** `#readAt[i] === #epoch`: candidate i was read in this selection. */
   #readAt = new Uint32Array(64);
   #epoch = 0;
-  /** Index of the least-loaded available candidate after `run` (ties: processed, position). */
+  /** Index of the least-loaded available candidate after the pass (ties: processed, position). */
   leastLoaded = -1;
   #minLoad = 0;
   #maxLoad = 0;
@@ -37,14 +47,27 @@ export class CandidateScan {
   readonly #views = new IdentityMemo<readonly Worker[], CandidateView>();
   readonly #state: RoutingState = { healthy: false, canExecute: false, load: 0, processed: 0 };
 
-  constructor(spread: number, ceiling: number) {
+  /**
+   * @param spread - `kvUsageSpreadThreshold`, NaN when off.
+   * @param ceiling - `kvUsageCeiling`, NaN when off.
+   * @param placement - the ring placement of misses (`missPlacement: 'ring'`), else `undefined`.
+   */
+  constructor(
+    spread: number,
+    ceiling: number,
+    loads: LoadTable,
+    placement: PrefixHashPolicy | undefined,
+  ) {
     this.#spread = spread;
     this.#ceiling = ceiling;
     this.kvTriggers = !Number.isNaN(spread) || !Number.isNaN(ceiling);
+    this.#loads = loads;
+    this.#placement = placement;
   }
 
-  /** Starts a selection over `n` candidates: none read yet. */
+  /** Starts a selection over `n` candidates: none read yet, no pass run. */
   begin(n: number): void {
+    this.#passed = false;
     if (n > this.#available.length) this.#grow(n);
     if (++this.#epoch === 0x4000_0000) {
       this.#readAt.fill(0);
@@ -53,10 +76,52 @@ export class CandidateScan {
   }
 
   /**
+   * The pass over every candidate, once per selection: the first call runs it (with the load
+   * reports when a KV-usage trigger is on), later ones answer what it found.
+   * @returns whether any candidate is available.
+   */
+  pass(workers: readonly Worker[]): boolean {
+    if (!this.#passed) {
+      const loads = this.#loads;
+      const reports = this.kvTriggers && loads.size > 0 ? loads.alignedTo(workers) : undefined;
+      this.#anyAvailable = this.#run(workers, reports, loads);
+      this.#passed = true;
+    }
+    return this.#anyAvailable;
+  }
+
+  /**
+   * The candidate a miss goes to (see `missPlacement`): the prompt's owner on the ring, without a
+   * pass over the candidates, or the least-loaded worker the pass found; -1 when none is
+   * available.
+   */
+  missIndex(workers: readonly Worker[], request: SelectRequest | undefined): number {
+    const placement = this.#placement;
+    // The ring walk reads the workers it passes; after the pass (a list the registry did not
+    // hand out, event mode, the KV-usage triggers) that would read them twice: use the pass.
+    if (placement === undefined || this.#passed) {
+      return this.pass(workers) ? this.leastLoaded : -1;
+    }
+    const worker = prefixHashPlace(placement, workers, request);
+    return worker === undefined ? -1 : this.viewOf(workers).indexOf(worker.url);
+  }
+
+  /**
+   * Whether a holder with `load` in flight is over the hit bound, counting this request:
+   * `ceil(factor × (total in flight + 1) / workers) + slack` (`factor` `Infinity`: never).
+   */
+  overBound(workers: readonly Worker[], load: number, factor: number, slack: number): boolean {
+    if (factor === Number.POSITIVE_INFINITY) return false;
+    const total = this.viewOf(workers).totalLoad();
+    const cap = Math.ceil((factor * (total + 1)) / workers.length) + slack;
+    return load + 1 > cap;
+  }
+
+  /**
    * The pass over every candidate (one already read in this selection is not read again).
    * @returns whether any candidate is available.
    */
-  run(
+  #run(
     workers: readonly Worker[],
     reports: readonly (StoredLoad | undefined)[] | undefined,
     table: LoadTable,
@@ -128,12 +193,12 @@ export class CandidateScan {
     return best >= 0;
   }
 
-  /** After `run`: the fleet is imbalanced (in-flight counts), or a KV-usage trigger fired. */
+  /** After the pass: the fleet is imbalanced (in-flight counts), or a KV-usage trigger fired. */
   imbalanced(abs: number, rel: number): boolean {
     return isImbalanced(this.#minLoad, this.#maxLoad, abs, rel) || this.#kvFired;
   }
 
-  /** The in-flight load of candidate `i`, as read by the last `run` or `leastLoadedOf`. */
+  /** The in-flight load of candidate `i`, as read by the pass, `leastLoadedOf` or `bestHolders`. */
   loadOf(i: number): number {
     return this.#load[i]!;
   }
@@ -164,10 +229,10 @@ export class CandidateScan {
   }
 
   /**
-   * After `run`: the available candidate holding the most consecutive prefix blocks (`keys`,
-   * hashed only as far as two candidates still tie), ties to the lower load, then fewer blocks
-   * held, then position; -1 when no candidate holds the first block, -2 when only unavailable
-   * ones do (they were read). Reads only the holders of the first block, each once.
+   * The available candidate holding the most consecutive prefix blocks (`keys`, hashed only as
+   * far as two candidates still tie), ties to the lower load, then fewer blocks held, then
+   * position; -1 when no candidate holds the first block, -2 when only unavailable ones do (they
+   * were read). Reads only the holders of the first block, each once.
    */
   bestHolders(workers: readonly Worker[], keys: BlockKeyCursor, events: KvBlockIndex): number {
     const key0 = keys.next();

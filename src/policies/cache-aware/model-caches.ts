@@ -87,6 +87,15 @@ export class ModelCache {
   }
 }
 
+/** @internal One tree, as `cache_aware`'s `stats()` lists it. */
+export interface TreeSummary {
+  readonly model: string;
+  readonly kind: 'text' | 'tokens';
+  readonly nodes: number;
+  readonly tenants: number;
+  readonly size: number;
+}
+
 /** @internal The tree of `cache` for `kind`, if any. */
 export function treeOf(cache: ModelCache | undefined, kind: TreeKind): AnyTree | undefined {
   if (cache === undefined) return undefined;
@@ -310,6 +319,33 @@ export class ModelCaches {
     if (entry.events !== undefined && !entry.events.empty) return;
     entry.events = undefined;
     if (this.#entries.get(entry.model) === entry) this.#entries.delete(entry.model);
+  }
+
+  /**
+   * Every tree (its model, kind, node count, tenants and size) and every model with engine
+   * blocks, in the entries' creation order: what `cache_aware`'s `stats()` lists. O(entries).
+   */
+  summary(): { trees: TreeSummary[]; eventModels: string[] } {
+    const trees: TreeSummary[] = [];
+    const eventModels: string[] = [];
+    for (const cache of this.#entries.values()) {
+      const model = cache.model;
+      for (const [kind, tree] of [
+        ['text', cache.text],
+        ['tokens', cache.tokens],
+      ] as const) {
+        if (tree === undefined) continue;
+        trees.push({
+          model,
+          kind,
+          nodes: tree.nodeCount,
+          tenants: tree.tenantCount,
+          size: tree.size,
+        });
+      }
+      if (cache.events !== undefined && !cache.events.empty) eventModels.push(model);
+    }
+    return { trees, eventModels };
   }
 
   /** Forgets everything. */
