@@ -41,9 +41,49 @@ const MAX_TOKENS = 2 ** 31 - 1;
 const LF = 0x0a;
 const CR = 0x0d;
 const decoder = new TextDecoder();
+
+/**
+ * Byte searches. `Uint8Array#indexOf` walks element by element in V8 (about 0.7 ns a byte: 7 µs
+ * for a 10 KB read with no CR in it); Node's `Buffer#indexOf` is a native memchr / memmem on any
+ * `Uint8Array`, some 30 times faster. Used where the runtime has it (Node, Bun), else the
+ * portable methods.
+ */
+type NativeIndexOf = (this: Uint8Array, value: number | Uint8Array, from?: number) => number;
+const nativeIndexOf = (globalThis as { Buffer?: { prototype: { indexOf: NativeIndexOf } } }).Buffer
+  ?.prototype.indexOf;
+const nativeLastIndexOf = (globalThis as { Buffer?: { prototype: { lastIndexOf: NativeIndexOf } } })
+  .Buffer?.prototype.lastIndexOf;
+
+/** The first `byte` of `data` at or after `from`, or -1. */
+function indexOfByte(data: Uint8Array, byte: number, from: number): number {
+  return nativeIndexOf === undefined
+    ? data.indexOf(byte, from)
+    : nativeIndexOf.call(data, byte, from);
+}
+
+/** The last `byte` of `data` at or before `from`, or -1. */
+function lastIndexOfByte(data: Uint8Array, byte: number, from: number): number {
+  if (from < 0) return -1;
+  return nativeLastIndexOf === undefined
+    ? data.lastIndexOf(byte, from)
+    : nativeLastIndexOf.call(data, byte, from);
+}
+
+/** `usage"` as bytes, for the native search. */
+const USAGE_BYTES = new TextEncoder().encode('usage"');
+
+/** Where `usage"` starts in `data[from, to)`, or -1. */
+function indexOfUsage(data: Uint8Array, from: number, to: number): number {
+  if (nativeIndexOf === undefined) {
+    const at = decoder.decode(data.subarray(from, to)).indexOf('usage"');
+    // In the decoded text an offset is at most the byte offset (a character takes a byte or more).
+    return at < 0 ? -1 : from + at;
+  }
+  const at = nativeIndexOf.call(data, USAGE_BYTES, from);
+  return at < 0 || at + USAGE_BYTES.length > to ? -1 : at;
+}
 const LINE_END = /\r\n|\r|\n/;
 const EMPTY = new Uint8Array(0);
-const USAGE = [0x75, 0x73, 0x61, 0x67, 0x65, 0x22]; // usage"
 
 /**
  * @internal The watch for an answer with this content type: server-sent events, JSON, or
@@ -265,7 +305,7 @@ class PlainWatch implements AnswerWatch {
  * only once `from` has passed the byte found, so a forward walk reads each byte once.
  */
 function nextOf(data: Uint8Array, byte: number, from: number, known: number): number {
-  return known === -1 || known >= from ? known : data.indexOf(byte, from);
+  return known === -1 || known >= from ? known : indexOfByte(data, byte, from);
 }
 
 /**
@@ -278,13 +318,12 @@ function nextOf(data: Uint8Array, byte: number, from: number, known: number): nu
 function quietEnd(data: Uint8Array, from: number): number {
   const last = lastEventEnd(data, from, data.length);
   if (last <= from) return from;
-  // The decoded text holds `usage"` exactly when the bytes do (ASCII bytes decode as themselves).
-  const text = decoder.decode(data.subarray(from, last));
-  const usage = text.indexOf('usage"');
+  // The bytes hold `usage"` exactly when their decoded text does (ASCII decodes as itself).
+  const usage = indexOfUsage(data, from, last);
   if (usage < 0) return last;
-  // Its offset in the text is at most its offset in the bytes (a character takes one byte or
-  // more): skip to the last event that ends before there, off a line ending.
-  let at = from + usage;
+  // Skip to the last event that ends before there (for the decoded search, the offset found is at
+  // most the byte offset), off a line ending.
+  let at = usage;
   while (at > from && isLineEnd(data[at]!)) at--;
   return Math.max(from, lastEventEnd(data, from, at));
 }
@@ -323,9 +362,9 @@ function lastEventEnd(data: Uint8Array, from: number, to: number): number {
  * stream without CRs is not searched for one from its end to its start).
  */
 function lastLineEnd(data: Uint8Array, before: number): number {
-  const lf = data.lastIndexOf(LF, before - 1);
-  const cr = data.indexOf(CR, lf + 1);
-  return cr < 0 || cr >= before ? lf : data.lastIndexOf(CR, before - 1);
+  const lf = lastIndexOfByte(data, LF, before - 1);
+  const cr = indexOfByte(data, CR, lf + 1);
+  return cr < 0 || cr >= before ? lf : lastIndexOfByte(data, CR, before - 1);
 }
 
 function isLineEnd(byte: number): boolean {
@@ -337,6 +376,9 @@ function isLineEnd(byte: number): boolean {
  * Lines end as `#eventEnd` reads them: `\n`, `\r\n` or `\r`.
  */
 function parseEvent(event: Uint8Array): unknown {
+  // What engines send: one `data: ` line, then the blank line. Read without splitting lines.
+  const single = singleDataLine(event);
+  if (single !== undefined) return parseData(decoder.decode(single));
   let data: string | undefined;
   for (const line of decoder.decode(event).split(LINE_END)) {
     if (line.startsWith('data:')) {
@@ -344,13 +386,41 @@ function parseEvent(event: Uint8Array): unknown {
       data = data === undefined ? value : `${data}\n${value}`;
     }
   }
-  if (data === undefined || data.length === 0 || (data[0] !== '{' && data[0] !== '['))
-    return undefined;
+  return data === undefined ? undefined : parseData(data);
+}
+
+/** An event's data as JSON (an object or an array), or `undefined`. */
+function parseData(data: string): unknown {
+  if (data.length === 0 || (data[0] !== '{' && data[0] !== '[')) return undefined;
   try {
     return JSON.parse(data);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The data of an event that is exactly `data: <data>` and its blank line (`\n\n`), with no other
+ * CR or LF; `undefined` for any other shape (read line by line instead).
+ */
+function singleDataLine(event: Uint8Array): Uint8Array | undefined {
+  const n = event.length;
+  // "data: " is 0x64 0x61 0x74 0x61 0x3a 0x20.
+  if (
+    n < 8 ||
+    event[0] !== 0x64 ||
+    event[1] !== 0x61 ||
+    event[2] !== 0x74 ||
+    event[3] !== 0x61 ||
+    event[4] !== 0x3a ||
+    event[5] !== 0x20 ||
+    event[n - 1] !== LF ||
+    event[n - 2] !== LF
+  )
+    return undefined;
+  const first = indexOfByte(event, LF, 6);
+  if (first !== n - 2 || indexOfByte(event, CR, 6) >= 0) return undefined;
+  return event.subarray(6, n - 2);
 }
 
 /**
@@ -388,17 +458,9 @@ function nonEmpty(value: unknown): boolean {
   );
 }
 
-/** Whether the bytes hold `usage"`: a search anchored on the rarer `u`, no decoding. */
+/** Whether the bytes hold `usage"`. */
 function hasUsage(event: Uint8Array): boolean {
-  const last = event.length - USAGE.length;
-  let i = event.indexOf(USAGE[0]!);
-  while (i >= 0 && i <= last) {
-    let k = 1;
-    while (k < USAGE.length && event[i + k] === USAGE[k]) k++;
-    if (k === USAGE.length) return true;
-    i = event.indexOf(USAGE[0]!, i + 1);
-  }
-  return false;
+  return indexOfUsage(event, 0, event.length) >= 0;
 }
 
 /** The `usage` object nearest the end of a JSON text, read with a bounded scan. */
