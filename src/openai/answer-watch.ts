@@ -7,6 +7,7 @@
  * @module
  * @internal
  */
+import { joinBytes } from './bytes.js';
 
 /** @internal Token counts read from an answer (OpenAI's `usage`, or the Responses API's). */
 export interface ReadUsage {
@@ -148,7 +149,7 @@ class EventWatch implements AnswerWatch {
 
   take(chunk: Uint8Array): Uint8Array {
     if (this.#blind) return chunk;
-    const data = this.#pending.length === 0 ? chunk : concat(this.#pending, chunk);
+    const data = this.#pending.length === 0 ? chunk : joinBytes([this.#pending, chunk]);
     let start = 0;
     let kept: Uint8Array[] | undefined;
     let keptFrom = 0;
@@ -175,13 +176,13 @@ class EventWatch implements AnswerWatch {
     if (rest.length > MAX_EVENT_BYTES) {
       this.#blind = true;
       this.#pending = EMPTY;
-      return kept === undefined ? data : join([...kept, data.subarray(keptFrom)]);
+      return kept === undefined ? data : joinBytes([...kept, data.subarray(keptFrom)]);
     }
     // Keep the partial event (a copy when it lies in the worker's chunk, which may be reused).
     this.#pending = rest.length === 0 ? EMPTY : rest.slice();
     if (kept === undefined) return start === data.length ? data : data.subarray(0, start);
     kept.push(data.subarray(keptFrom, start));
-    return join(kept);
+    return joinBytes(kept);
   }
 
   end(): Uint8Array | undefined {
@@ -496,24 +497,5 @@ function keepTail(tail: Uint8Array, chunk: Uint8Array, max: number): Uint8Array 
   const out = new Uint8Array(keep + chunk.length);
   out.set(tail.subarray(tail.length - keep), 0);
   out.set(chunk, keep);
-  return out;
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
-}
-
-function join(parts: readonly Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const part of parts) size += part.length;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
   return out;
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { pathOf, readBounded } from './bytes.js';
 import { type AnswerSource, type FrontAnswer, isSource } from './front-answer.js';
 import { OpenAIFront } from './openai-front.js';
 import type { OpenAIHandlerOptions } from './openai-handler-options.js';
@@ -52,7 +53,7 @@ export function createOpenAIHandler(options: OpenAIHandlerOptions): OpenAIHandle
       method: request.method,
       path,
       headers: request.headers,
-      readBody: (limit) => readLimited(request.body, limit),
+      readBody: (limit) => readBounded(request.body, limit, 'refuse'),
       signal: request.signal,
     });
     return toResponse(answer);
@@ -98,46 +99,4 @@ function pulled(source: AnswerSource): ReadableStream<Uint8Array> {
     },
     { highWaterMark: 0 },
   );
-}
-
-/** The path of a request URL, without query or fragment. */
-function pathOf(url: string): string {
-  const scheme = url.indexOf('://');
-  const start = scheme < 0 ? 0 : url.indexOf('/', scheme + 3);
-  if (start < 0) return '/';
-  let end = url.length;
-  for (const mark of ['?', '#']) {
-    const at = url.indexOf(mark, start);
-    if (at >= 0 && at < end) end = at;
-  }
-  return url.slice(start, end);
-}
-
-/** The body's bytes, or `undefined` once it passes `limit` (the rest is cancelled). */
-async function readLimited(
-  body: ReadableStream<Uint8Array> | null,
-  limit: number,
-): Promise<Uint8Array | undefined> {
-  if (body === null) return new Uint8Array(0);
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > limit) {
-      reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
 }

@@ -13,6 +13,7 @@ import type { SelectRequest } from '../policies/policy.js';
 import type { AttemptContext } from '../router/retry-decision.js';
 import type { Worker } from '../workers/worker.js';
 import { watchAnswer } from './answer-watch.js';
+import { readBounded } from './bytes.js';
 import { type HeaderPairs, relayedHeaders } from './forwarded-headers.js';
 import { errorAnswer, type FrontAnswer } from './front-answer.js';
 import type { ResolvedOpenAIHandlerOptions } from './openai-handler-options.js';
@@ -111,7 +112,7 @@ export class ForwardedCall {
       signal: context.signal,
     });
     if (worker.circuitBreaker.config.failureStatuses.includes(response.status)) {
-      const body = await readCapped(response.body, this.#o.maxErrorBodyBytes);
+      const body = (await readBounded(response.body, this.#o.maxErrorBodyBytes, 'cut'))!;
       return { status: response.status, headers: response.headers, body };
     }
     return this.#relay(worker, context, response);
@@ -234,35 +235,6 @@ export class ForwardedCall {
     const detail = error instanceof Error ? error.message : String(error);
     return errorAnswer(502, `No worker could answer: ${clip(detail)}`, 'upstream_error');
   }
-}
-
-/** At most `limit` bytes of a body; the rest is cancelled so the connection is freed. */
-async function readCapped(
-  body: ReadableStream<Uint8Array> | null,
-  limit: number,
-): Promise<Uint8Array> {
-  if (body === null) return new Uint8Array(0);
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < limit) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.length;
-    }
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  const out = new Uint8Array(Math.min(size, limit));
-  let at = 0;
-  for (const chunk of chunks) {
-    const n = Math.min(chunk.length, out.length - at);
-    out.set(chunk.subarray(0, n), at);
-    at += n;
-  }
-  return out;
 }
 
 /** A client-given string as a message shows it: at most 256 characters. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { joinBytes, pathOf } from './bytes.js';
 import { type FrontAnswer, isSource } from './front-answer.js';
 import { OpenAIFront } from './openai-front.js';
 import type { OpenAIHandlerOptions } from './openai-handler-options.js';
@@ -213,7 +214,7 @@ function readLimited(request: NodeRequestLike, limit: number): Promise<Uint8Arra
     };
     const onEnd = (): void => {
       done();
-      resolve(join(chunks, size));
+      resolve(joinBytes(chunks));
     };
     const onError = (error: unknown): void => {
       done();
@@ -223,26 +224,4 @@ function readLimited(request: NodeRequestLike, limit: number): Promise<Uint8Arra
     request.on('end', onEnd);
     request.on('error', onError);
   });
-}
-
-function join(chunks: readonly Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
-}
-
-/** The path of a request's URL (`/v1/models?x` → `/v1/models`). */
-function pathOf(url: string | undefined): string {
-  if (url === undefined || url === '') return '/';
-  let end = url.length;
-  for (const mark of ['?', '#']) {
-    const at = url.indexOf(mark);
-    if (at >= 0 && at < end) end = at;
-  }
-  return url.slice(0, end);
 }
