@@ -14,7 +14,7 @@ import type { AttemptContext } from '../router/retry-decision.js';
 import type { Worker } from '../workers/worker.js';
 import { watchAnswer } from './answer-watch.js';
 import { readBounded } from './bytes.js';
-import { type HeaderPairs, relayedHeaders } from './forwarded-headers.js';
+import { type HeaderRecord, relayedHeaders } from './forwarded-headers.js';
 import { errorAnswer, type FrontAnswer } from './front-answer.js';
 import type { ResolvedOpenAIHandlerOptions } from './openai-handler-options.js';
 import { UpstreamAnswer } from './upstream-answer.js';
@@ -56,7 +56,7 @@ export class ForwardedCall {
   readonly #path: string;
   readonly #select: SelectRequest;
   readonly #body: OutgoingBody;
-  readonly #headers: HeaderPairs;
+  readonly #headers: HeaderRecord;
   readonly #scope: AbortScope;
   #committed: ((answer: FrontAnswer) => void) | undefined;
   /** The client has its answer (a committed stream): what `execute` ends with is not needed. */
@@ -67,7 +67,7 @@ export class ForwardedCall {
     path: string,
     select: SelectRequest,
     body: OutgoingBody,
-    headers: HeaderPairs,
+    headers: HeaderRecord,
     signal: AbortSignal | undefined,
   ) {
     this.#o = options;
@@ -174,14 +174,12 @@ export class ForwardedCall {
     });
   }
 
-  #headersFor(worker: Worker): Headers {
-    const headers = new Headers(this.#headers as [string, string][]);
-    headers.set('content-type', 'application/json');
+  /** The call's headers, with the worker's key: a plain record (`fetch` builds its own `Headers`). */
+  #headersFor(worker: Worker): HeaderRecord {
     const key =
       worker.apiKey ??
       (typeof this.#o.apiKey === 'function' ? this.#o.apiKey(worker) : this.#o.apiKey);
-    if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
-    return headers;
+    return key === undefined ? this.#headers : { ...this.#headers, authorization: `Bearer ${key}` };
   }
 
   #bodyFor(worker: Worker, attempt: number): Uint8Array {

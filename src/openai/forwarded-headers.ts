@@ -39,25 +39,29 @@ const MAX_VALUE = 16 * 1024;
 /** At most this many client headers are forwarded. */
 const MAX_HEADERS = 128;
 
-/** @internal A header list: pairs of lower-case name and value. */
-export type HeaderPairs = readonly (readonly [string, string])[];
+/** @internal Headers for `fetch`: lower-case names, repeated headers joined with `, `. */
+export type HeaderRecord = Readonly<Record<string, string>>;
 
 /**
  * @internal The client's headers a worker gets: every one but hop-by-hop and kept-back headers
  * (`'all'`), or only those listed — never hop-by-hop ones, never more than 128, none over 16 KiB.
- * `Content-Type` is never taken from the client: the body sent is JSON (the front parsed it).
+ * `Content-Type` is always `application/json` (the front parsed the body), never the client's.
+ * Cost: one object per request, shared by its attempts.
  */
 export function forwardedHeaders(
   headers: Headers | Readonly<Record<string, string | readonly string[] | undefined>>,
   allowed: 'all' | ReadonlySet<string>,
-): HeaderPairs {
-  const out: [string, string][] = [];
+): HeaderRecord {
+  const out: Record<string, string> = Object.create(null);
+  let count = 0;
   const add = (rawName: string, value: string): void => {
     const name = rawName.toLowerCase();
-    if (out.length >= MAX_HEADERS || name.length > MAX_NAME || value.length > MAX_VALUE) return;
+    if (count >= MAX_HEADERS || name.length > MAX_NAME || value.length > MAX_VALUE) return;
     if (HOP_BY_HOP.has(name) || name === 'content-type') return;
     if (allowed === 'all' ? KEPT_BACK.has(name) : !allowed.has(name)) return;
-    out.push([name, value]);
+    const before = out[name];
+    out[name] = before === undefined ? value : `${before}, ${value}`;
+    count++;
   };
   const perConnection = connectionTokens(headers);
   if (headers instanceof Headers) {
@@ -72,6 +76,7 @@ export function forwardedHeaders(
       else if (Array.isArray(value)) for (const v of value) if (typeof v === 'string') add(name, v);
     }
   }
+  out['content-type'] = 'application/json';
   return out;
 }
 

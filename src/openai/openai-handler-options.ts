@@ -108,7 +108,9 @@ export interface OpenAIHandlerOptions {
    */
   readonly retryAfterS?: number;
   /**
-   * The `fetch` the handler calls workers with (an undici `fetch` with its own dispatcher, say).
+   * The `fetch` the handler calls workers with (an undici `fetch` with its own dispatcher, say),
+   * as `fetch(url, { method: 'POST', headers, body, signal })` with `headers` a plain record of
+   * lower-case names and `body` a `Uint8Array`.
    * @defaultValue `globalThis.fetch`
    */
   readonly fetch?: OpenAIFetch;
