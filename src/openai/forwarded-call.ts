@@ -57,7 +57,11 @@ export class ForwardedCall {
   readonly #select: SelectRequest;
   readonly #body: OutgoingBody;
   readonly #headers: HeaderRecord;
-  readonly #scope: AbortScope;
+  /** Fires when the client goes away or cancels; aborts the call's attempt in flight. */
+  readonly #signal: AbortSignal;
+  readonly #abort: (reason?: unknown) => void;
+  /** A scope of the call's own, when the adapter gave no way to fire its signal. */
+  readonly #scope: AbortScope | undefined;
   #committed: ((answer: FrontAnswer) => void) | undefined;
   /** The client has its answer (a committed stream): what `execute` ends with is not needed. */
   #answered = false;
@@ -69,13 +73,22 @@ export class ForwardedCall {
     body: OutgoingBody,
     headers: HeaderRecord,
     signal: AbortSignal | undefined,
+    abort: ((reason?: unknown) => void) | undefined,
   ) {
     this.#o = options;
     this.#path = path;
     this.#select = select;
     this.#body = body;
     this.#headers = headers;
-    this.#scope = new AbortScope(signal);
+    if (signal !== undefined && abort !== undefined) {
+      this.#signal = signal;
+      this.#abort = abort;
+    } else {
+      const scope = new AbortScope(signal);
+      this.#scope = scope;
+      this.#signal = scope.signal;
+      this.#abort = (reason) => scope.abort(reason);
+    }
   }
 
   /** @returns the client's answer (never rejects). */
@@ -89,7 +102,7 @@ export class ForwardedCall {
         .execute<FailedAttempt | RelayedAttempt>(
           this.#select,
           (worker, context) => this.#attempt(worker, context),
-          { signal: this.#scope.signal },
+          { signal: this.#signal },
         )
         .then(
           (last) => {
@@ -99,7 +112,7 @@ export class ForwardedCall {
             if (!this.#answered) resolve(this.#failure(error));
           },
         )
-        .finally(() => this.#scope.dispose());
+        .finally(() => this.#scope?.dispose());
     });
   }
 
@@ -124,9 +137,9 @@ export class ForwardedCall {
     if (this.#o.workerHeader !== undefined) headers[this.#o.workerHeader] = worker.url;
     const commit = this.#committed!;
     const status = response.status;
-    if (this.#scope.signal.aborted) {
+    if (this.#signal.aborted) {
       response.body?.cancel().catch(() => {});
-      return Promise.reject(this.#scope.signal.reason);
+      return Promise.reject(this.#signal.reason);
     }
     if (response.body === null) {
       context.firstToken();
@@ -144,8 +157,8 @@ export class ForwardedCall {
         },
         broke: (error) => {
           // The client left first: the worker's stream failed because the front aborted it.
-          if (this.#scope.signal.aborted) {
-            reject(this.#scope.signal.reason);
+          if (this.#signal.aborted) {
+            reject(this.#signal.reason);
             return;
           }
           log(
@@ -166,7 +179,7 @@ export class ForwardedCall {
           );
         },
         cancelled: (reason) => {
-          this.#scope.abort(reason);
+          this.#abort(reason);
           reject(reason);
         },
       });
@@ -203,7 +216,7 @@ export class ForwardedCall {
 
   /** Why the call failed, as the client is told it. */
   #failure(error: unknown): FrontAnswer {
-    if (this.#scope.signal.aborted)
+    if (this.#signal.aborted)
       return errorAnswer(499, 'the client closed the request', 'client_closed');
     if (FleetRouteError.is(error, 'NO_WORKER')) {
       const model = this.#select.model;

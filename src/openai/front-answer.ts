@@ -44,6 +44,11 @@ export interface FrontCall {
   readonly parsed?: unknown;
   /** Fires when the client goes away. */
   readonly signal: AbortSignal | undefined;
+  /**
+   * Fires `signal` (the adapter owns its controller): given, the call aborts through it instead
+   * of a controller of its own — one abort signal and one listener fewer per request.
+   */
+  readonly abort?: (reason?: unknown) => void;
 }
 
 /** @internal Whether a body is a streamed source rather than bytes. */

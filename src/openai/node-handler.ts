@@ -118,6 +118,7 @@ export async function serve(
       readBody: (limit) => readLimited(request, limit),
       ...(parsed === undefined ? {} : { parsed }),
       signal: client.signal,
+      abort: (reason) => client.abort(reason),
     });
     await write(answer, response, client.signal);
   } finally {

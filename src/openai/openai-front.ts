@@ -116,7 +116,15 @@ export class OpenAIFront {
     }
     const outgoing = this.#outgoing(path, body as Record<string, unknown>, raw);
     const headers = forwardedHeaders(call.headers, this.#o.forwardHeaders);
-    return new ForwardedCall(this.#o, path, select, outgoing, headers, call.signal).run();
+    return new ForwardedCall(
+      this.#o,
+      path,
+      select,
+      outgoing,
+      headers,
+      call.signal,
+      call.abort,
+    ).run();
   }
 
   /**
