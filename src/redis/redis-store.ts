@@ -4,10 +4,10 @@
  * @module
  */
 import { createHash } from 'node:crypto';
+import { withDeadline } from '../core/bounded-wait.js';
 import { FleetRouteError } from '../core/errors.js';
 import { callback, custom, duration, OptionTable } from '../core/option-table.js';
 import { fail, readObject, readString } from '../core/options.js';
-import { withDeadline } from '../shared/part-health.js';
 import type {
   LoadEntry,
   LoadSync,

@@ -5,10 +5,13 @@
  * @module
  * @internal
  */
+
+import { TIMED_OUT, withDeadline } from '../core/bounded-wait.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import { workerInternals } from '../workers/worker.js';
 import type { WorkerRuntime } from '../workers/worker-runtime.js';
-import { PartHealth, TIMED_OUT, withDeadline } from './part-health.js';
+import { PartHealth } from './part-health.js';
+import type { SharedLoadStats } from './shared-state-stats.js';
 import type { LoadEntry, SharedStore } from './shared-store.js';
 
 /** @internal Resolved options of the loads part. */
@@ -16,20 +19,6 @@ export interface LoadShareConfig {
   readonly refreshMs: number;
   readonly liveMs: number;
   readonly timeoutMs: number;
-}
-
-/** Counters of the loads part of `SharedState` (`stats().loads`). @public */
-export interface SharedLoadStats {
-  /** Syncs the store answered. */
-  syncs: number;
-  /** Syncs the store failed. */
-  failures: number;
-  /** Syncs not answered within `loads.timeoutMs`. */
-  timeouts: number;
-  /** Full rewrites of this router's counts (the first sync, and after the store lost them). */
-  rebuilds: number;
-  /** Other live routers at the last sync. */
-  routers: number;
 }
 
 /**

@@ -1,40 +1,11 @@
 /**
- * The health of one part of shared state (loads, sessions, prefix index), and a deadline on a
- * store call that never leaves a timer behind.
+ * The health of one part of shared state (loads, sessions, prefix index): `ok` or `degraded`,
+ * and the rule that moves it.
  *
  * @module
  * @internal
  */
 import type { SharedStateEvent } from '../router/shared-state.js';
-
-/** @internal What `withDeadline` resolves to when the deadline passed first. */
-export const TIMED_OUT: unique symbol = Symbol('timed out');
-
-/**
- * @internal `promise`'s value, or {@link TIMED_OUT} once `ms` passed first; rejects with its
- * error. The timer is cleared as soon as either settles; a late settlement is ignored (a late
- * rejection is handled, never unhandled).
- *
- * A busy event loop runs expired timers before it reads the sockets, so an answer that arrived
- * in time could lose to its own deadline: when the timer fires, the deadline is declared only
- * after one more poll of the sockets (`setImmediate` runs after it), and an answer read there
- * wins.
- */
-export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => setImmediate(() => resolve(TIMED_OUT)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
 
 /** @internal A short reason for an event: an error's message, bounded. */
 export function reasonOf(error: unknown): string {

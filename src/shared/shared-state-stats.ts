@@ -1,0 +1,44 @@
+/**
+ * What `SharedState.stats()` reports: each part's state and counters.
+ *
+ * @module
+ */
+
+/** What `SharedState.stats()` returns. @public */
+export interface SharedStateStats {
+  readonly routerId: string;
+  readonly loads: SharedLoadStats & { readonly state: 'ok' | 'degraded' };
+  readonly sessions: SharedLookupStats;
+  readonly prefixIndex: SharedLookupStats;
+}
+
+/** Counters of the loads part of `SharedState` (`stats().loads`). @public */
+export interface SharedLoadStats {
+  /** Syncs the store answered. */
+  syncs: number;
+  /** Syncs the store failed. */
+  failures: number;
+  /** Syncs not answered within `loads.timeoutMs`. */
+  timeouts: number;
+  /** Full rewrites of this router's counts (the first sync, and after the store lost them). */
+  rebuilds: number;
+  /** Other live routers at the last sync. */
+  routers: number;
+}
+
+/** Counters of one lookup part of `SharedState` (`stats().sessions`, `stats().prefixIndex`). @public */
+export interface SharedLookupStats {
+  readonly state: 'ok' | 'degraded';
+  /** Lookups asked of the store. */
+  readonly lookups: number;
+  /** Lookups that found something. */
+  readonly hits: number;
+  /** Lookups past the deadline (the request routed on local state). */
+  readonly timeouts: number;
+  /** Lookups and writes the store failed. */
+  readonly failures: number;
+  /** Writes sent. */
+  readonly writes: number;
+  /** Writes not sent: the part was degraded, or the queue was full. */
+  readonly dropped: number;
+}
