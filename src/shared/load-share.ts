@@ -47,18 +47,13 @@ export class LoadShare {
   #lastOk = Number.NEGATIVE_INFINITY;
   #closed = false;
 
-  constructor(
-    store: SharedStore,
-    routerId: string,
-    config: LoadShareConfig,
-    degradeAfter: number,
-    now: () => number,
-  ) {
+  constructor(store: SharedStore, routerId: string, config: LoadShareConfig, now: () => number) {
     this.#store = store;
     this.#routerId = routerId;
     this.#config = config;
     this.#now = now;
-    this.health = new PartHealth('loads', degradeAfter);
+    // A sync that fails or stalls past `timeoutMs` degrades at once: misses are never counted.
+    this.health = new PartHealth('loads', 1);
   }
 
   attach(registry: WorkerRegistry): void {
@@ -135,7 +130,7 @@ export class LoadShare {
       if (reply === TIMED_OUT) {
         this.stats.timeouts++;
         this.#lost(started);
-        this.health.timedOut(started);
+        this.health.stalled(started);
         return;
       }
       this.stats.syncs++;

@@ -15,8 +15,9 @@ export function reasonOf(error: unknown): string {
 
 /**
  * @internal `ok` or `degraded`, with the rule that moves between them: an error degrades at
- * once; `degradeAfter` deadline misses in a row degrade; any call answered in time recovers.
- * Each change is reported once.
+ * once, and so does a call that stalled past its timeout (a load sync); `degradeAfter` misses in
+ * a row of a lookup's short deadline degrade; any call answered in time recovers. Each change
+ * is reported once.
  */
 export class PartHealth {
   readonly #part: SharedStateEvent['part'];
@@ -51,6 +52,15 @@ export class PartHealth {
   /** A call missed its deadline. */
   timedOut(now: number): void {
     if (++this.#misses >= this.#degradeAfter) this.#degrade('timeout', now);
+  }
+
+  /**
+   * A call stalled past its timeout: degrades at once. (A lookup's deadline is a few ms, which a
+   * busy event loop can miss; a sync's timeout is a second.)
+   */
+  stalled(now: number): void {
+    this.#misses = 0;
+    this.#degrade('timeout', now);
   }
 
   /** A call failed. */

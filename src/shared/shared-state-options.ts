@@ -21,7 +21,10 @@ export interface SharedLoadsConfig {
    * killed without cleanup leaves the fleet's view within this plus `refreshMs`. @defaultValue 2000
    */
   readonly liveMs?: number;
-  /** A sync not answered after this long (ms) counts as failed. @defaultValue 1000 */
+  /**
+   * A sync not answered after this long (ms) counts as failed, and degrades the loads part at
+   * once. @defaultValue 1000
+   */
   readonly timeoutMs?: number;
 }
 
@@ -73,8 +76,9 @@ export interface SharedStateOptions {
   /** Shared prefix index for `cache_aware` without engine events; `false` turns it off. */
   readonly prefixIndex?: SharedPrefixIndexConfig | false;
   /**
-   * Deadline misses in a row after which a part counts as degraded: it stops waiting on the
-   * store (lookups run in the background, one per `probeMs`) until one answers in time.
+   * Lookup deadline misses in a row after which `sessions` or `prefixIndex` counts as degraded:
+   * it stops waiting on the store (lookups run in the background, one per `probeMs`) until one
+   * answers in time. (`loads` degrades on its first sync past `loads.timeoutMs`.)
    * @defaultValue 3
    */
   readonly degradeAfter?: number;

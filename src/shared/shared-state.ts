@@ -130,9 +130,7 @@ export class SharedState implements RouterSharedState {
       prefixes === undefined ? undefined : new PrefixShare(store, prefixes, this.#prefixCalls);
     this.#refreshMs = loads?.refreshMs ?? 0;
     this.#loads =
-      loads === undefined
-        ? undefined
-        : new LoadShare(store, this.#routerId, loads, own.degradeAfter, now);
+      loads === undefined ? undefined : new LoadShare(store, this.#routerId, loads, now);
   }
 
   /** This router's id in the store. */

@@ -560,7 +560,7 @@ describe('a store that never answers', () => {
     expect(shared.stats().sessions).toMatchObject({ state: 'ok', timeouts: 2 });
   });
 
-  it('times syncs out, degrades loads, keeps routing, and still closes', async () => {
+  it('times syncs out, degrades loads on the first, keeps routing, and still closes', async () => {
     const store = new ControlledStore();
     const shared = sharedOver(store, { degradeAfter: 2 });
     const r = await replica(shared);
@@ -568,6 +568,8 @@ describe('a store that never answers', () => {
     store.mode = 'hang';
     const lease = r.router.select();
     await shared.sync();
+    // degradeAfter counts lookup misses only: a sync past loads.timeoutMs degrades at once.
+    expect(shared.stats().loads).toMatchObject({ state: 'degraded', timeouts: 1 });
     await shared.sync();
     expect(shared.stats().loads).toMatchObject({ state: 'degraded', timeouts: 2 });
     expect(r.events).toEqual([
