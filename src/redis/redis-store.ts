@@ -16,6 +16,7 @@ import type {
   SessionRecord,
   SharedStore,
 } from '../shared/shared-store.js';
+import { CLOCK_SLACK_MS, MAX_SHARED_COUNT, MAX_STORED_URL } from '../shared/store-values.js';
 import { loadIoRedis, type RedisClientLike } from './ioredis.js';
 import {
   CLEAR,
@@ -206,13 +207,16 @@ export class RedisSharedStore implements SharedStore {
       sync.liveMs,
       sync.epoch,
       sync.full ? '1' : '0',
+      MAX_SHARED_COUNT,
+      2 + MAX_STORED_URL,
+      CLOCK_SLACK_MS,
       sync.entries.length,
     ];
     for (const e of sync.entries) args.push(e.url, e.load, e.prefilling);
     const reply = await this.#run(SCRIPTS.sync, 1, args);
-    if (!Array.isArray(reply) || reply.length < 2) throw badReply('syncLoads');
+    if (!Array.isArray(reply) || reply.length < 3) throw badReply('syncLoads');
     const byUrl = new Map<string, { load: number; prefilling: number }>();
-    for (let i = 2; i + 1 < reply.length; i += 2) {
+    for (let i = 3; i + 1 < reply.length; i += 2) {
       const field = String(reply[i]);
       const value = Number(reply[i + 1]);
       if (!(value > 0)) continue;
@@ -228,7 +232,12 @@ export class RedisSharedStore implements SharedStore {
     const loads: LoadEntry[] = [];
     for (const [url, e] of byUrl)
       if (e.load > 0) loads.push({ url, load: e.load, prefilling: e.prefilling });
-    return { accepted: Number(reply[0]) === 1, routers: Number(reply[1]) || 0, loads };
+    return {
+      accepted: Number(reply[0]) === 1,
+      routers: Number(reply[1]),
+      loads,
+      ignored: Number(reply[2]),
+    };
   }
 
   async leave(routerId: string): Promise<void> {
@@ -236,15 +245,19 @@ export class RedisSharedStore implements SharedStore {
   }
 
   async getSession(key: string): Promise<SessionRecord | undefined> {
-    const reply = await this.#run(SCRIPTS.getSession, 1, [this.#prefix + key]);
+    const reply = await this.#run(SCRIPTS.getSession, 1, [
+      this.#prefix + key,
+      2 * MAX_STORED_URL + 1,
+    ]);
     if (reply === null || reply === undefined) return undefined;
     if (!Array.isArray(reply) || reply.length < 2) throw badReply('getSession');
-    const [primary, secondary] = String(reply[0]).split('\n');
+    // As stored (shared state checks it): `primary`, or `primary\nsecondary`.
+    const value = String(reply[0]);
+    const cut = value.indexOf('\n');
     const ttlLeftMs = Number(reply[1]);
-    if (primary === undefined || primary.length === 0) return undefined;
-    return secondary === undefined || secondary.length === 0
-      ? { primary, ttlLeftMs }
-      : { primary, secondary, ttlLeftMs };
+    return cut < 0
+      ? { primary: value, ttlLeftMs }
+      : { primary: value.slice(0, cut), secondary: value.slice(cut + 1), ttlLeftMs };
   }
 
   async putSession(
@@ -268,15 +281,17 @@ export class RedisSharedStore implements SharedStore {
   ): Promise<readonly PrefixHolder[]> {
     if (blocks.length === 0) return [];
     const args: (string | number)[] = blocks.map((b) => this.#prefix + b);
-    args.push(this.#now(), ttlMs, maxHolders);
+    args.push(this.#now(), ttlMs, maxHolders, MAX_STORED_URL, CLOCK_SLACK_MS);
     const reply = await this.#run(SCRIPTS.match, blocks.length, args);
     if (!Array.isArray(reply)) throw badReply('matchPrefix');
+    // As the script answers them (shared state checks them): holders, then odd members.
     const out: PrefixHolder[] = [];
-    for (let i = 0; i + 2 < reply.length; i += 3) {
-      const n = Number(reply[i + 1]);
-      if (!(n >= 1)) continue;
-      out.push({ url: String(reply[i]), blocks: n, ageMs: Math.max(0, Number(reply[i + 2]) || 0) });
-    }
+    for (let i = 0; i + 2 < reply.length; i += 3)
+      out.push({
+        url: String(reply[i]),
+        blocks: Number(reply[i + 1]),
+        ageMs: Number(reply[i + 2]),
+      });
     return out;
   }
 
@@ -288,7 +303,7 @@ export class RedisSharedStore implements SharedStore {
   ): Promise<void> {
     if (blocks.length === 0) return;
     const args: (string | number)[] = blocks.map((b) => this.#prefix + b);
-    args.push(this.#now(), url, Math.max(1, Math.round(ttlMs)), maxHolders);
+    args.push(this.#now(), url, Math.max(1, Math.round(ttlMs)), maxHolders, CLOCK_SLACK_MS);
     await this.#run(SCRIPTS.record, blocks.length, args);
   }
 

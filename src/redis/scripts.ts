@@ -18,18 +18,26 @@ if not now then
 end`;
 
 /**
- * @internal KEYS[1] prefix. ARGV: now, routerId, liveMs, epoch, full (0/1), n, then n × (url,
- * load, prefilling). Writes this router's changes (refused when its epoch is not the stored
- * one and the sync is not full), its heartbeat, prunes routers dead for 10 × liveMs, and sums
- * the other live routers' counts. Returns {accepted, routers, field, sum, …} with fields
- * `l:<url>` and `p:<url>`.
+ * @internal KEYS[1] prefix. ARGV: now, routerId, liveMs, epoch, full (0/1), max count, longest
+ * field, clock slack (ms), n, then n × (url, load, prefilling). Writes this router's changes
+ * (refused when its epoch is not the stored one and the sync is not full), its heartbeat,
+ * prunes routers dead for 10 × liveMs, and sums the other live routers' counts.
+ *
+ * Nothing read is trusted: a router whose heartbeat is dated more than the slack ahead of `now`,
+ * a load hash of another type, a field other than `l:<url>` / `p:<url>` (at most the longest
+ * field) and `~epoch`, a count that is not decimal digits up to the max count, and a prefilling
+ * count without its load or above it are left out, and counted. Returns {accepted, routers,
+ * ignored, field, sum, …} with fields `l:<url>` and `p:<url>`.
  */
 export const SYNC_LOADS = `${NOW}
 local prefix = KEYS[1]
 local me = ARGV[2]
 local live = tonumber(ARGV[3])
 local epoch = ARGV[4]
-local n = tonumber(ARGV[6])
+local max = tonumber(ARGV[6])
+local longest = tonumber(ARGV[7])
+local ahead = now + tonumber(ARGV[8])
+local n = tonumber(ARGV[9])
 local gc = live * 10
 local mine = prefix .. 'load:' .. me
 local routers = prefix .. 'routers'
@@ -42,9 +50,9 @@ elseif redis.call('HGET', mine, '~epoch') ~= epoch then
 end
 if accepted == 1 then
   for i = 0, n - 1 do
-    local url = ARGV[7 + i * 3]
-    local l = ARGV[8 + i * 3]
-    local p = ARGV[9 + i * 3]
+    local url = ARGV[10 + i * 3]
+    local l = ARGV[11 + i * 3]
+    local p = ARGV[12 + i * 3]
     if l == '0' then
       redis.call('HDEL', mine, 'l:' .. url, 'p:' .. url)
     else
@@ -57,29 +65,56 @@ end
 redis.call('ZADD', routers, now, me)
 redis.call('PEXPIRE', routers, gc)
 redis.call('ZREMRANGEBYSCORE', routers, '-inf', now - gc)
-local ids = redis.call('ZRANGE', routers, now - live, '+inf', 'BYSCORE')
+local ids = redis.call('ZRANGE', routers, now - live, ahead, 'BYSCORE')
+local ignored = redis.call('ZCOUNT', routers, '(' .. ahead, '+inf')
+local function count(f, v)
+  local kind = string.sub(f, 1, 2)
+  if (kind ~= 'l:' and kind ~= 'p:') or #f <= 2 or #f > longest then return nil end
+  if #v == 0 or #v > 6 or string.find(v, '%D') then return nil end
+  local c = tonumber(v)
+  if c > max then return nil end
+  return c
+end
 local sums = {}
 local order = {}
-local count = 0
+local others = 0
+local function add(f, v)
+  if sums[f] == nil then
+    sums[f] = v
+    order[#order + 1] = f
+  else
+    sums[f] = sums[f] + v
+  end
+end
 for _, id in ipairs(ids) do
   if id ~= me then
-    count = count + 1
-    local h = redis.call('HGETALL', prefix .. 'load:' .. id)
-    for j = 1, #h, 2 do
-      local f = h[j]
-      if string.byte(f, 1) ~= 126 then
-        local v = tonumber(h[j + 1]) or 0
-        if sums[f] == nil then
-          sums[f] = v
-          order[#order + 1] = f
+    others = others + 1
+    local key = prefix .. 'load:' .. id
+    local kind = redis.call('TYPE', key).ok
+    if kind == 'hash' then
+      local h = redis.call('HGETALL', key)
+      local loads = {}
+      for j = 1, #h, 2 do
+        local f = h[j]
+        if string.sub(f, 1, 2) == 'l:' then loads[string.sub(f, 3)] = count(f, h[j + 1]) end
+      end
+      for j = 1, #h, 2 do
+        local f = h[j]
+        local c = count(f, h[j + 1])
+        local l = c and loads[string.sub(f, 3)]
+        if f == '~epoch' then
+        elseif c and l and c <= l then
+          add(f, c)
         else
-          sums[f] = sums[f] + v
+          ignored = ignored + 1
         end
       end
+    elseif kind ~= 'none' then
+      ignored = ignored + 1
     end
   end
 end
-local out = {accepted, count}
+local out = {accepted, others, ignored}
 for _, f in ipairs(order) do
   out[#out + 1] = f
   out[#out + 1] = sums[f]
@@ -92,11 +127,17 @@ redis.call('ZREM', KEYS[1] .. 'routers', ARGV[1])
 redis.call('DEL', KEYS[1] .. 'load:' .. ARGV[1])
 return 1`;
 
-/** @internal KEYS[1] the session. Returns {value, pttl} or nil. */
+/**
+ * @internal KEYS[1] the session. ARGV: longest value. Returns {value, pttl} or nil; a value
+ * longer than the longest a router writes is cut one character past it (the caller finds it
+ * invalid), so a huge value never leaves the server whole.
+ */
 export const GET_SESSION = `
-local v = redis.call('GET', KEYS[1])
-if not v then return false end
-return {v, redis.call('PTTL', KEYS[1])}`;
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind == 'none' then return false end
+if kind ~= 'string' then return {'', -1} end
+local longest = tonumber(ARGV[1])
+return {redis.call('GETRANGE', KEYS[1], 0, longest), redis.call('PTTL', KEYS[1])}`;
 
 /** @internal KEYS[1] the session. ARGV: value, ttlMs. */
 export const PUT_SESSION = `
@@ -104,27 +145,54 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
 
 /**
- * @internal KEYS: a request's block keys, in order. ARGV: now, ttlMs, maxHolders. Among the
- * newest `maxHolders` workers recorded within the TTL on the first block, those holding the
- * longest run of leading blocks, and that run's length: a binary search for the deepest block
- * any of them holds (a worker's blocks are recorded together, so holding is monotone along the
- * chain), one ZRANGE per step. Returns {url, blocks, ageMs, …}: O(log blocks) commands.
+ * @internal KEYS: a request's block keys, in order. ARGV: now, ttlMs, maxHolders, longest URL,
+ * clock slack (ms). Among the newest `maxHolders` workers recorded within the TTL on the first
+ * block (and not dated more than the slack ahead of `now`), those holding the longest run of
+ * leading blocks, and that run's length: a binary search for the deepest block any of them holds
+ * (a worker's blocks are recorded together, so holding is monotone along the chain), one
+ * `ZMSCORE` of the candidates per step. Returns {url, blocks, ageMs, …}: O(maxHolders × log
+ * blocks), whatever a block holds.
+ *
+ * Then, for the caller to count: members of the first block no router could have recorded — a
+ * URL longer than the longest (cut one character past it), or dated ahead of `now` by more than
+ * the slack (a negative age) — at most `maxHolders` of each.
  */
 export const MATCH_PREFIX = `${NOW}
 local cutoff = now - tonumber(ARGV[2])
-local first = redis.call('ZRANGE', KEYS[1], '+inf', cutoff, 'BYSCORE', 'REV', 'LIMIT', 0, tonumber(ARGV[3]), 'WITHSCORES')
-if #first == 0 then return {} end
+local max = tonumber(ARGV[3])
+local longest = tonumber(ARGV[4])
+local ahead = now + tonumber(ARGV[5])
+local out = {}
+local odd = {}
+local first = redis.call('ZRANGE', KEYS[1], ahead, cutoff, 'BYSCORE', 'REV', 'LIMIT', 0, max, 'WITHSCORES')
+local members = {}
 local score = {}
-for i = 1, #first, 2 do score[first[i]] = tonumber(first[i + 1]) end
+for i = 1, #first, 2 do
+  local m = first[i]
+  if #m <= longest then
+    members[#members + 1] = m
+    score[m] = tonumber(first[i + 1])
+  else
+    odd[#odd + 1] = {string.sub(m, 1, longest + 1), 1, '0'}
+  end
+end
+local later = redis.call('ZRANGE', KEYS[1], '+inf', '(' .. ahead, 'BYSCORE', 'REV', 'LIMIT', 0, max, 'WITHSCORES')
+for i = 1, #later, 2 do
+  local at = tonumber(later[i + 1]) or math.huge
+  odd[#odd + 1] = {string.sub(later[i], 1, longest + 1), 1, tostring(now - at)}
+end
 local holding = score
 local lo, hi = 1, #KEYS
+if #members == 0 then hi = 1 end
 while lo < hi do
   local mid = math.floor((lo + hi + 1) / 2)
   local found = nil
-  for _, m in ipairs(redis.call('ZRANGE', KEYS[mid], '+inf', cutoff, 'BYSCORE', 'REV')) do
-    if score[m] ~= nil then
+  local scores = redis.call('ZMSCORE', KEYS[mid], unpack(members))
+  for i = 1, #members do
+    local at = tonumber(scores[i])
+    if at and at >= cutoff and at <= ahead then
       found = found or {}
-      found[m] = true
+      found[members[i]] = true
     end
   end
   if found then
@@ -134,27 +202,34 @@ while lo < hi do
     hi = mid - 1
   end
 end
-local out = {}
-for i = 1, #first, 2 do
-  local m = first[i]
+for _, m in ipairs(members) do
   if holding[m] then
     out[#out + 1] = m
     out[#out + 1] = lo
-    out[#out + 1] = tostring(now - score[m])
+    out[#out + 1] = tostring(math.max(0, now - score[m]))
   end
+end
+for _, e in ipairs(odd) do
+  out[#out + 1] = e[1]
+  out[#out + 1] = e[2]
+  out[#out + 1] = e[3]
 end
 return out`;
 
 /**
- * @internal KEYS: block keys. ARGV: now, url, ttlMs, maxHolders. Records `url` on each block
- * (now), keeps the newest `maxHolders`, and expires the block `ttlMs` after its last record.
+ * @internal KEYS: block keys. ARGV: now, url, ttlMs, maxHolders, clock slack (ms). Records `url`
+ * on each block (now), keeps the newest `maxHolders` — first dropping, when a block is full,
+ * members dated more than the slack ahead of `now` (no router recorded them, and they would
+ * outlive every real holder) — and expires the block `ttlMs` after its last record.
  */
 export const RECORD_PREFIX = `${NOW}
 local url = ARGV[2]
 local ttl = tonumber(ARGV[3])
 local max = tonumber(ARGV[4])
+local ahead = now + tonumber(ARGV[5])
 for _, k in ipairs(KEYS) do
   if redis.call('ZADD', k, now, url) == 1 and redis.call('ZCARD', k) > max then
+    redis.call('ZREMRANGEBYSCORE', k, '(' .. ahead, '+inf')
     redis.call('ZREMRANGEBYRANK', k, 0, -(max + 1))
   end
   redis.call('PEXPIRE', k, ttl)

@@ -45,6 +45,7 @@ export class PartCalls {
     failures: 0,
     writes: 0,
     dropped: 0,
+    ignored: 0,
   };
   readonly #config: PartCallsConfig;
 

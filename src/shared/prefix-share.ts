@@ -13,6 +13,7 @@ import type { PartCalls } from './part-calls.js';
 import { PrefixBlocks } from './prefix-blocks.js';
 import type { SharedPrefixIndexConfig } from './shared-state-options.js';
 import type { PrefixHolder, SharedStore } from './shared-store.js';
+import { readHolders } from './store-values.js';
 
 /** What a lookup left for the write that follows the pick. */
 interface PreparedPrefix {
@@ -45,7 +46,8 @@ export class PrefixShare {
 
   /**
    * Looks up the workers holding the request's leading blocks and puts their placements into
-   * the policy's tree, unless the request's model is scored from engine events.
+   * the policy's tree, unless the request's model is scored from engine events. Holders no
+   * router could have recorded are left out (counted in `ignored`).
    *
    * @returns what to await before routing (at most the deadline), or `undefined` when there is
    *   nothing to look up or nothing worth waiting for. Never rejects.
@@ -62,7 +64,15 @@ export class PrefixShare {
     return this.#calls.lookup(
       c.deadlineMs,
       () => this.#store.matchPrefix(blocks, c.ttlMs, c.maxHolders),
-      (holders) => {
+      (answer) => {
+        const holders: PrefixHolder[] = [];
+        this.#calls.counters.ignored += readHolders(
+          answer,
+          blocks.length,
+          c.ttlMs,
+          c.maxHolders,
+          holders,
+        );
         prepared.holders = holders;
         if (holders.length === 0) return false;
         this.#remember(sharing, request, model, key, holders);

@@ -10,6 +10,7 @@ import type { SessionSharing } from '../policies/placement-sharing.js';
 import type { SelectRequest } from '../policies/policy.js';
 import type { PartCalls } from './part-calls.js';
 import type { SessionRecord, SharedStore } from './shared-store.js';
+import { isSessionRecord } from './store-values.js';
 
 /** What a lookup left for the write that follows the pick. */
 interface PreparedSession {
@@ -36,7 +37,8 @@ export class SessionShare {
   }
 
   /**
-   * Looks the session of `request` up and has the policy adopt what the store holds.
+   * Looks the session of `request` up and has the policy adopt what the store holds, unless no
+   * router could have written it (counted in `ignored`).
    *
    * @returns what to await before routing (at most the deadline), or `undefined` when the
    *   request has no key or nothing is worth waiting for. Never rejects.
@@ -52,6 +54,11 @@ export class SessionShare {
       () => this.#store.getSession(stored),
       (record) => {
         if (record === undefined) return false;
+        if (!isSessionRecord(record)) {
+          // Not a placement a router wrote: the pick places the key, and its write replaces it.
+          this.#calls.counters.ignored++;
+          return false;
+        }
         prepared.session = record;
         sharing.adopt(key, record.primary, record.secondary);
         return true;

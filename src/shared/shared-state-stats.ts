@@ -24,6 +24,11 @@ export interface SharedLoadStats {
   rebuilds: number;
   /** Other live routers at the last sync. */
   routers: number;
+  /**
+   * Values read from the store that no router could have written (a count out of bounds, a
+   * heartbeat dated ahead of the store's clock, a field of another shape), ignored.
+   */
+  ignored: number;
 }
 
 /** Counters of one lookup part of `SharedState` (`stats().sessions`, `stats().prefixIndex`). @public */
@@ -41,4 +46,10 @@ export interface SharedLookupStats {
   readonly writes: number;
   /** Writes not sent: the part was degraded, or the queue was full. */
   readonly dropped: number;
+  /**
+   * Values read from the store that no router could have written (a session that names no
+   * worker or has no expiry, a prefix holder dated ahead of the store's clock or out of the
+   * lookup's bounds), ignored.
+   */
+  readonly ignored: number;
 }

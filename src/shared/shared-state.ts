@@ -30,7 +30,7 @@ import {
   type SharedLoadsConfig,
   type SharedStateOptions,
 } from './shared-state-options.js';
-import type { SharedStateStats } from './shared-state-stats.js';
+import type { SharedLoadStats, SharedStateStats } from './shared-state-stats.js';
 import type { SharedStore } from './shared-store.js';
 
 /** Placements waiting to be written, as three parallel arrays (no object per placement). */
@@ -244,7 +244,7 @@ export class SharedState implements RouterSharedState {
     return {
       routerId: this.#routerId,
       loads: {
-        ...(loads?.stats ?? { syncs: 0, failures: 0, timeouts: 0, rebuilds: 0, routers: 0 }),
+        ...(loads?.stats ?? NO_LOAD_STATS),
         state: loads?.health.degraded ? 'degraded' : 'ok',
       },
       sessions: this.#sessionCalls.stats(),
@@ -298,3 +298,12 @@ export class SharedState implements RouterSharedState {
 }
 
 const now = (): number => performance.now();
+
+const NO_LOAD_STATS: SharedLoadStats = Object.freeze({
+  syncs: 0,
+  failures: 0,
+  timeouts: 0,
+  rebuilds: 0,
+  routers: 0,
+  ignored: 0,
+});
