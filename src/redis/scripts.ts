@@ -127,22 +127,67 @@ redis.call('ZREM', KEYS[1] .. 'routers', ARGV[1])
 redis.call('DEL', KEYS[1] .. 'load:' .. ARGV[1])
 return 1`;
 
-/**
- * @internal KEYS[1] the session. ARGV: longest value. Returns {value, pttl} or nil; a value
- * longer than the longest a router writes is cut one character past it (the caller finds it
- * invalid), so a huge value never leaves the server whole.
- */
-export const GET_SESSION = `
-local kind = redis.call('TYPE', KEYS[1]).ok
-if kind == 'none' then return false end
-if kind ~= 'string' then return {'', -1} end
-local longest = tonumber(ARGV[1])
-return {redis.call('GETRANGE', KEYS[1], 0, longest), redis.call('PTTL', KEYS[1])}`;
+/** Refuses a call keyed with a generated secret the namespace no longer holds (ARGV[1]: its id). */
+const SECRET_CHECK = `
+if ARGV[1] ~= '' and (redis.call('TYPE', KEYS[1]).ok ~= 'hash' or redis.call('HGET', KEYS[1], 'id') ~= ARGV[1]) then
+  return {'~secret'}
+end`;
 
-/** @internal KEYS[1] the session. ARGV: value, ttlMs. */
-export const PUT_SESSION = `
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+/**
+ * @internal KEYS[1] the namespace's secret, then the session's names under each secret in use,
+ * current first. ARGV: the generated secret's id ('' for given secrets), longest value. Returns
+ * {'~secret'} when that id is not the stored one; else {value, pttl} of the first name held, or
+ * nil. A value longer than the longest a router writes is cut one character past it (the caller
+ * finds it invalid), so a huge value never leaves the server whole; a key of another type
+ * answers an empty value.
+ */
+export const GET_SESSION = `${SECRET_CHECK}
+local longest = tonumber(ARGV[2])
+for i = 2, #KEYS do
+  local kind = redis.call('TYPE', KEYS[i]).ok
+  if kind == 'string' then
+    return {redis.call('GETRANGE', KEYS[i], 0, longest), redis.call('PTTL', KEYS[i])}
+  elseif kind ~= 'none' then
+    return {'', -1}
+  end
+end
+return false`;
+
+/**
+ * @internal KEYS[1] the namespace's secret, KEYS[2] the session's name under the current one.
+ * ARGV: the generated secret's id ('' for given secrets), value, ttlMs. Returns {'~secret'}
+ * when that id is not the stored one.
+ */
+export const PUT_SESSION = `${SECRET_CHECK}
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 return 1`;
+
+/**
+ * @internal KEYS[1] the namespace's secret. ARGV: a proposed id and key (64 hex digits), rotate
+ * (0/1). Returns the stored secret {id, key, previous or ''}, storing the proposal first when
+ * the namespace holds none (or nothing valid: a key of another type, fields out of shape) — the
+ * first router to ask sets it, every other reads it — or when rotating, which keeps the current
+ * key as `previous`.
+ */
+export const SESSION_SECRET = `
+local k = KEYS[1]
+local id, key, previous = false, false, false
+if redis.call('TYPE', k).ok == 'hash' then
+  local f = redis.call('HMGET', k, 'id', 'key', 'previous')
+  id, key, previous = f[1], f[2], f[3]
+end
+local function hex(s) return s and #s == 64 and not string.find(s, '[^0-9a-f]') end
+local valid = id and #id > 0 and #id <= 64 and hex(key)
+if valid and ARGV[3] ~= '1' then
+  return {id, key, hex(previous) and previous or ''}
+end
+redis.call('DEL', k)
+if valid then
+  redis.call('HSET', k, 'id', ARGV[1], 'key', ARGV[2], 'previous', key)
+  return {ARGV[1], ARGV[2], key}
+end
+redis.call('HSET', k, 'id', ARGV[1], 'key', ARGV[2])
+return {ARGV[1], ARGV[2], ''}`;
 
 /**
  * @internal KEYS: a request's block keys, in order. ARGV: now, ttlMs, maxHolders, longest URL,
