@@ -124,6 +124,15 @@ const SCRIPTS = {
   secret: script(SESSION_SECRET),
 } as const;
 
+/**
+ * The most other live routers a sync reads (the most recently synced): a fleet has tens; this
+ * bounds the script's work whatever the namespace holds.
+ */
+const MAX_READ_ROUTERS = 1024;
+
+/** The most fields of a router's load hash a sync reads: two per worker and the epoch. */
+const MAX_ROUTER_FIELDS = 2 * 65_536 + 1;
+
 /** The namespace's generated session secret (after the prefix). */
 const SECRET_KEY = 'session-secret';
 
@@ -246,6 +255,8 @@ export class RedisSharedStore implements SharedStore {
       MAX_SHARED_COUNT,
       2 + MAX_STORED_URL,
       CLOCK_SLACK_MS,
+      MAX_READ_ROUTERS,
+      MAX_ROUTER_FIELDS,
       sync.entries.length,
     ];
     for (const e of sync.entries) args.push(e.url, e.load, e.prefilling);

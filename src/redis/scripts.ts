@@ -19,15 +19,17 @@ end`;
 
 /**
  * @internal KEYS[1] prefix. ARGV: now, routerId, liveMs, epoch, full (0/1), max count, longest
- * field, clock slack (ms), n, then n × (url, load, prefilling). Writes this router's changes
- * (refused when its epoch is not the stored one and the sync is not full), its heartbeat,
- * prunes routers dead for 10 × liveMs, and sums the other live routers' counts.
+ * field, clock slack (ms), max routers, max fields, n, then n × (url, load, prefilling). Writes
+ * this router's changes (refused when its epoch is not the stored one and the sync is not full),
+ * its heartbeat, prunes routers dead for 10 × liveMs, and sums the other live routers' counts.
  *
- * Nothing read is trusted: a router whose heartbeat is dated more than the slack ahead of `now`,
- * a load hash of another type, a field other than `l:<url>` / `p:<url>` (at most the longest
- * field) and `~epoch`, a count that is not decimal digits up to the max count, and a prefilling
- * count without its load or above it are left out, and counted. Returns {accepted, routers,
- * ignored, field, sum, …} with fields `l:<url>` and `p:<url>`.
+ * Nothing read is trusted, and the work is bounded: at most `max routers` live routers are read
+ * (the most recently synced), and a load hash of more than `max fields` fields is not. A router
+ * whose heartbeat is dated more than the slack ahead of `now`, a load hash of another type or
+ * too many fields, a field other than `l:<url>` / `p:<url>` (at most the longest field) and
+ * `~epoch`, a count that is not decimal digits up to the max count, and a prefilling count
+ * without its load or above it are left out, and counted (the routers left out too). Returns
+ * {accepted, routers, ignored, field, sum, …} with fields `l:<url>` and `p:<url>`.
  */
 export const SYNC_LOADS = `${NOW}
 local prefix = KEYS[1]
@@ -37,7 +39,9 @@ local epoch = ARGV[4]
 local max = tonumber(ARGV[6])
 local longest = tonumber(ARGV[7])
 local ahead = now + tonumber(ARGV[8])
-local n = tonumber(ARGV[9])
+local readable = tonumber(ARGV[9])
+local fields = tonumber(ARGV[10])
+local n = tonumber(ARGV[11])
 local gc = live * 10
 local mine = prefix .. 'load:' .. me
 local routers = prefix .. 'routers'
@@ -50,9 +54,9 @@ elseif redis.call('HGET', mine, '~epoch') ~= epoch then
 end
 if accepted == 1 then
   for i = 0, n - 1 do
-    local url = ARGV[10 + i * 3]
-    local l = ARGV[11 + i * 3]
-    local p = ARGV[12 + i * 3]
+    local url = ARGV[12 + i * 3]
+    local l = ARGV[13 + i * 3]
+    local p = ARGV[14 + i * 3]
     if l == '0' then
       redis.call('HDEL', mine, 'l:' .. url, 'p:' .. url)
     else
@@ -65,8 +69,9 @@ end
 redis.call('ZADD', routers, now, me)
 redis.call('PEXPIRE', routers, gc)
 redis.call('ZREMRANGEBYSCORE', routers, '-inf', now - gc)
-local ids = redis.call('ZRANGE', routers, now - live, ahead, 'BYSCORE')
+local ids = redis.call('ZRANGE', routers, ahead, now - live, 'BYSCORE', 'REV', 'LIMIT', 0, readable + 1)
 local ignored = redis.call('ZCOUNT', routers, '(' .. ahead, '+inf')
+local unread = redis.call('ZCOUNT', routers, now - live, ahead) - #ids
 local function count(f, v)
   local kind = string.sub(f, 1, 2)
   if (kind ~= 'l:' and kind ~= 'p:') or #f <= 2 or #f > longest then return nil end
@@ -87,11 +92,15 @@ local function add(f, v)
   end
 end
 for _, id in ipairs(ids) do
-  if id ~= me then
+  if id ~= me and others == readable then
+    unread = unread + 1
+  elseif id ~= me then
     others = others + 1
     local key = prefix .. 'load:' .. id
     local kind = redis.call('TYPE', key).ok
-    if kind == 'hash' then
+    if kind == 'hash' and redis.call('HLEN', key) > fields then
+      ignored = ignored + 1
+    elseif kind == 'hash' then
       local h = redis.call('HGETALL', key)
       local loads = {}
       for j = 1, #h, 2 do
@@ -114,7 +123,7 @@ for _, id in ipairs(ids) do
     end
   end
 end
-local out = {accepted, others, ignored}
+local out = {accepted, others, ignored + unread}
 for _, f in ipairs(order) do
   out[#out + 1] = f
   out[#out + 1] = sums[f]

@@ -120,6 +120,41 @@ describe.skipIf(noRedis)('values in the namespace that no router wrote', () => {
     expect(b.shared.stats().loads.ignored).toBeGreaterThanOrEqual(1);
   });
 
+  it('reads at most 1,024 other routers, the most recently synced, and counts the rest', async () => {
+    const { admin, a, b, totals } = await twoReplicas();
+    // 1,100 routers nobody runs, synced a moment before the real ones, with a count each.
+    const at = (await serverNow(admin)) - 50;
+    const batch = admin.pipeline();
+    for (let i = 0; i < 1100; i++) {
+      batch.hset(`${NS}load:ghost-${i}`, { '~epoch': `ghost-${i}#1`, [`l:${workerUrl(3)}`]: '1' });
+      batch.zadd(`${NS}routers`, at, `ghost-${i}`);
+    }
+    await batch.exec();
+    await syncAll([a, b]);
+
+    const loads = b.shared.stats().loads;
+    expect(loads).toMatchObject({ state: 'ok', routers: 1024 });
+    expect(loads.ignored).toBeGreaterThanOrEqual(1100 - 1023);
+    // `a` (synced last) is read: its counts are all there, and 1,023 ghosts' on w3.
+    const expected = expectedLoads(b, totals);
+    expected.set(workerUrl(3), (expected.get(workerUrl(3)) ?? 0) + 1023);
+    expect(loadsOf(b)).toEqual(expected);
+  });
+
+  it('does not read a load hash of more fields than a router writes, counted', async () => {
+    const { admin, a, b, totals } = await twoReplicas();
+    for (let from = 0; from < 140_000; from += 10_000) {
+      const fields: Record<string, string> = {};
+      for (let i = from; i < from + 10_000; i++) fields[`x:${i}`] = '1';
+      await admin.hset(`${NS}load:wide`, fields);
+    }
+    await fakeRouter(admin, 'wide', await serverNow(admin), { [`l:${workerUrl(0)}`]: '5' });
+    await syncAll([a, b]);
+
+    expect(loadsOf(b)).toEqual(expectedLoads(b, totals));
+    expect(b.shared.stats().loads).toMatchObject({ state: 'ok', routers: 2, ignored: 1 });
+  });
+
   it('ignores counts under fields a router never writes, and prefilling above the load, counted', async () => {
     const { admin, a, b, totals } = await twoReplicas();
     await fakeRouter(admin, 'odd', await serverNow(admin), {
