@@ -71,7 +71,8 @@ redis.call('PEXPIRE', routers, gc)
 redis.call('ZREMRANGEBYSCORE', routers, '-inf', now - gc)
 local ids = redis.call('ZRANGE', routers, ahead, now - live, 'BYSCORE', 'REV', 'LIMIT', 0, readable + 1)
 local ignored = redis.call('ZCOUNT', routers, '(' .. ahead, '+inf')
-local unread = redis.call('ZCOUNT', routers, now - live, ahead) - #ids
+local unread = 0
+if #ids > readable then unread = redis.call('ZCOUNT', routers, now - live, ahead) - #ids end
 local function count(f, v)
   local kind = string.sub(f, 1, 2)
   if (kind ~= 'l:' and kind ~= 'p:') or #f <= 2 or #f > longest then return nil end
@@ -97,10 +98,10 @@ for _, id in ipairs(ids) do
   elseif id ~= me then
     others = others + 1
     local key = prefix .. 'load:' .. id
-    local kind = redis.call('TYPE', key).ok
-    if kind == 'hash' and redis.call('HLEN', key) > fields then
+    local size = redis.pcall('HLEN', key)
+    if type(size) ~= 'number' or size > fields then
       ignored = ignored + 1
-    elseif kind == 'hash' then
+    elseif size > 0 then
       local h = redis.call('HGETALL', key)
       local loads = {}
       for j = 1, #h, 2 do
@@ -118,8 +119,6 @@ for _, id in ipairs(ids) do
           ignored = ignored + 1
         end
       end
-    elseif kind ~= 'none' then
-      ignored = ignored + 1
     end
   end
 end
@@ -138,8 +137,9 @@ return 1`;
 
 /** Refuses a call keyed with a generated secret the namespace no longer holds (ARGV[1]: its id). */
 const SECRET_CHECK = `
-if ARGV[1] ~= '' and (redis.call('TYPE', KEYS[1]).ok ~= 'hash' or redis.call('HGET', KEYS[1], 'id') ~= ARGV[1]) then
-  return {'~secret'}
+if ARGV[1] ~= '' then
+  local id = redis.pcall('HGET', KEYS[1], 'id')
+  if type(id) ~= 'string' or id ~= ARGV[1] then return {'~secret'} end
 end`;
 
 /**
@@ -153,11 +153,11 @@ end`;
 export const GET_SESSION = `${SECRET_CHECK}
 local longest = tonumber(ARGV[2])
 for i = 2, #KEYS do
-  local kind = redis.call('TYPE', KEYS[i]).ok
-  if kind == 'string' then
-    return {redis.call('GETRANGE', KEYS[i], 0, longest), redis.call('PTTL', KEYS[i])}
-  elseif kind ~= 'none' then
-    return {'', -1}
+  local ttl = redis.call('PTTL', KEYS[i])
+  if ttl ~= -2 then
+    local value = redis.pcall('GETRANGE', KEYS[i], 0, longest)
+    if type(value) ~= 'string' then return {'', -1} end
+    return {value, ttl}
   end
 end
 return false`;
@@ -209,7 +209,8 @@ return {ARGV[1], ARGV[2], ''}`;
  *
  * Then, for the caller to count: members of the first block no router could have recorded — a
  * URL longer than the longest (cut one character past it), or dated ahead of `now` by more than
- * the slack (a negative age) — at most `maxHolders` of each.
+ * the slack (a negative age) — at most `maxHolders` of each. Records dated ahead sort first, so
+ * the first read shows them; only then do two more reads report them and skip past them.
  */
 export const MATCH_PREFIX = `${NOW}
 local cutoff = now - tonumber(ARGV[2])
@@ -218,7 +219,16 @@ local longest = tonumber(ARGV[4])
 local ahead = now + tonumber(ARGV[5])
 local out = {}
 local odd = {}
-local first = redis.call('ZRANGE', KEYS[1], ahead, cutoff, 'BYSCORE', 'REV', 'LIMIT', 0, max, 'WITHSCORES')
+local first = redis.call('ZRANGE', KEYS[1], '+inf', cutoff, 'BYSCORE', 'REV', 'LIMIT', 0, max, 'WITHSCORES')
+if #first > 0 and (tonumber(first[2]) or math.huge) > ahead then
+  -- Records dated ahead sort first: report them, and read the newest others past them.
+  local later = redis.call('ZRANGE', KEYS[1], '+inf', '(' .. ahead, 'BYSCORE', 'REV', 'LIMIT', 0, max, 'WITHSCORES')
+  for i = 1, #later, 2 do
+    local at = tonumber(later[i + 1]) or math.huge
+    odd[#odd + 1] = {string.sub(later[i], 1, longest + 1), 1, tostring(now - at)}
+  end
+  first = redis.call('ZRANGE', KEYS[1], ahead, cutoff, 'BYSCORE', 'REV', 'LIMIT', 0, max, 'WITHSCORES')
+end
 local members = {}
 local score = {}
 for i = 1, #first, 2 do
@@ -229,11 +239,6 @@ for i = 1, #first, 2 do
   else
     odd[#odd + 1] = {string.sub(m, 1, longest + 1), 1, '0'}
   end
-end
-local later = redis.call('ZRANGE', KEYS[1], '+inf', '(' .. ahead, 'BYSCORE', 'REV', 'LIMIT', 0, max, 'WITHSCORES')
-for i = 1, #later, 2 do
-  local at = tonumber(later[i + 1]) or math.huge
-  odd[#odd + 1] = {string.sub(later[i], 1, longest + 1), 1, tostring(now - at)}
 end
 local holding = score
 local lo, hi = 1, #KEYS
