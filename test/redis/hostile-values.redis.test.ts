@@ -200,6 +200,38 @@ describe.skipIf(noRedis)('values in the namespace that no router wrote', () => {
     expect(entry?.secondary).toBeUndefined();
   });
 
+  it('ignores keys of the wrong type (a load, a session), counted, and repairs the session secret', async () => {
+    const server = await redisServer(t);
+    const admin = await adminClient(t, server.url);
+    const a = await replica(t, server.url, { policy: createPolicy('manual', { seed: 1 }) });
+    const b = await replica(t, server.url, { policy: createPolicy('manual', { seed: 2 }) });
+    const totals = countByUrl(take(a, 3));
+    await admin.set(`${NS}load:poison`, 'not a hash');
+    await admin.zadd(`${NS}routers`, await serverNow(admin), 'poison');
+    await syncAll([a, b]);
+    await syncAll([a, b]);
+    expect(loadsOf(b)).toEqual(expectedLoads(b, totals));
+    expect(b.shared.stats().loads).toMatchObject({ state: 'ok', failures: 0 });
+    expect(b.shared.stats().loads.ignored).toBeGreaterThanOrEqual(1);
+
+    await routedTo(a, { model: 'm', routingKey: 'user-1' });
+    await a.shared.flush();
+    const [session] = await keysOf(admin, 's:*');
+    await admin.del(session!);
+    await admin.hset(session!, { primary: workerUrl(0) });
+    await routedTo(b, { model: 'm', routingKey: 'user-1' });
+    expect(b.shared.stats().sessions).toMatchObject({ state: 'ok', hits: 0, ignored: 1 });
+    await b.shared.flush();
+
+    await admin.del(`${NS}session-secret`);
+    await admin.set(`${NS}session-secret`, 'not a hash');
+    const placed = await routedTo(a, { model: 'm', routingKey: 'user-2' });
+    await a.shared.flush();
+    expect(await routedTo(b, { model: 'm', routingKey: 'user-2' })).toBe(placed);
+    expect(await admin.type(`${NS}session-secret`)).toBe('hash');
+    expect(a.shared.stats().sessions.failures + b.shared.stats().sessions.failures).toBe(0);
+  });
+
   it('ignores prefix holders dated ahead of the server or with oversized names, counted, and follows the real one', async () => {
     const server = await redisServer(t);
     const admin = await adminClient(t, server.url);
