@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as zeromq from 'zeromq';
 import { createPolicy, WorkerRegistry } from '../../src/index.js';
 import { loadMsgpackDecode } from '../../src/kv-events/msgpack.js';
-import { KvEventSubscriber, type KvSubscriberEvent } from '../../src/kv-events/subscriber.js';
+import { KvEventSubscriber } from '../../src/kv-events/subscriber.js';
+import type { KvSubscriberEvent } from '../../src/kv-events/subscriber-events.js';
 import type { Zmq } from '../../src/kv-events/zeromq.js';
 import {
   EngineModel,
