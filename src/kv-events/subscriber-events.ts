@@ -22,8 +22,10 @@ export interface KvEventTarget {
  * (for metrics and alerts; `stats()` counts the same). Every event names the worker and the
  * endpoint.
  *
- * - `connected` / `disconnected`: the publisher came or went (a lost connection clears the
- *   worker's blocks);
+ * - `connected`: a publisher is there — its ZMTP handshake succeeded, or its first message came
+ *   (a program that accepts the TCP connection and says nothing is no publisher);
+ * - `disconnected`: a connected publisher's connection was lost (this clears the worker's
+ *   blocks; a connection that never reached `connected` ends silently);
  * - `gap`: batches `from` … `to` were lost; `filled` when a replay brought them, else the
  *   worker's blocks were cleared;
  * - `restart`: the engine's sequence went backwards (cleared);
@@ -59,7 +61,13 @@ export type KvSubscriberEvent =
       readonly error: unknown;
     };
 
-/** Where a {@link KvEventSubscriber} stands with its publisher. @public */
+/**
+ * Where a {@link KvEventSubscriber} stands with its publisher: `connecting` until a publisher is
+ * there (handshake done, or a first message), `connected`, `disconnected` after losing it (until
+ * the next one is there), `closed`.
+ *
+ * @public
+ */
 export type KvEventSubscriberState = 'connecting' | 'connected' | 'disconnected' | 'closed';
 
 /** What a {@link KvEventSubscriber} has seen since it opened. @public */
@@ -84,7 +92,9 @@ export interface KvEventSubscriberStats {
    * connection or a target that threw.
    */
   readonly clears: number;
-  /** Times the connection to the publisher was lost (each clears the worker's blocks). */
+  /**
+   * Times the connection to a connected publisher was lost (each clears the worker's blocks).
+   */
   readonly disconnects: number;
   /** Times the target threw while events were applied (counted, never thrown). */
   readonly targetErrors: number;

@@ -51,11 +51,17 @@ export interface KvEventSubscriberOptions {
   /** Most engine blocks remembered (see `KvEventTranslatorOptions`). @defaultValue 1048576 */
   readonly maxBlocks?: number;
   /**
-   * First wait before reconnecting to a publisher that went away; doubled on each failure up to
-   * `reconnectMaxIntervalMs` (libzmq's backoff). @defaultValue 100
+   * First wait before connecting again after a connection that ended without bringing a message
+   * (a port taken by another program, an engine dying as it starts), doubled for each such
+   * connection in a row up to `reconnectMaxIntervalMs`; and libzmq's first wait after a refused
+   * connection. After a connection that brought messages, the next one is tried at once.
+   * @defaultValue 100
    */
   readonly reconnectIntervalMs?: number;
-  /** Longest wait between reconnection attempts. @defaultValue 5000 */
+  /**
+   * Longest wait between connection attempts (at or below `reconnectIntervalMs`: the wait stays
+   * `reconnectIntervalMs`). @defaultValue 5000
+   */
   readonly reconnectMaxIntervalMs?: number;
   /**
    * Longest wait for each message of a replay; past it the replay has failed, and the worker's

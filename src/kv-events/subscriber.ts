@@ -245,10 +245,10 @@ export class KvEventSubscriber {
 
   async #run(): Promise<void> {
     for (;;) {
-      const frames = await this.#publisher.receive();
-      if (frames === undefined) return;
+      const received = await this.#publisher.receive();
+      if (received === undefined) return;
       this.#counts.messages++;
-      await this.#onMessage(frames, this.#publisher.generation);
+      await this.#onMessage(received.frames, received.generation);
     }
   }
 
