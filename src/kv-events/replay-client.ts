@@ -15,6 +15,8 @@ export interface ReplaySettings {
   readonly endpoint: string;
   /** Longest wait for each message (ms). */
   readonly timeoutMs: number;
+  /** Longest a whole replay may take (ms). */
+  readonly deadlineMs: number;
   /** Most batches one replay may bring. */
   readonly maxBatches: number;
   readonly reconnectIntervalMs: number;
@@ -25,10 +27,10 @@ export interface ReplaySettings {
 
 /**
  * @internal How a replay ended: `ended` at the engine's end marker; `abandoned` when the caller
- * no longer wanted it (closed, or the connection it served was lost); `failed` when it timed
- * out, ran too long or brought an unreadable message.
+ * no longer wanted it (closed, or the connection it served was lost); `expired` past its
+ * deadline; `failed` when a message timed out, or it brought too many or an unreadable one.
  */
-export type ReplayEnd = 'ended' | 'abandoned' | 'failed';
+export type ReplayEnd = 'ended' | 'abandoned' | 'expired' | 'failed';
 
 /** @internal What a replay asks of its caller while it runs. */
 export interface ReplayReader {
@@ -56,15 +58,23 @@ export class ReplayClient {
 
   /**
    * Asks for every buffered batch from `from` on and hands each to `reader.batch`, in order, up
-   * to the end marker. Never throws: what `reader.batch` throws ends the replay as `failed`.
+   * to the end marker. Bounded as a whole: past `deadlineMs` the socket is closed and the replay
+   * `expired`, however its messages trickle in. Never throws: what `reader.batch` throws ends the
+   * replay as `failed`.
    *
-   * Cost: one request, then one receive per batch, at most `maxBatches` of them.
+   * Cost: one request, then one receive per batch, at most `maxBatches` of them; one timer.
    */
   async run(from: bigint, reader: ReplayReader): Promise<ReplayEnd> {
     const dealer = this.#socket();
     const seq = new Uint8Array(8);
     new DataView(seq.buffer).setBigInt64(0, from, false);
     let count = 0;
+    let expired = false;
+    const deadline = setTimeout(() => {
+      expired = true;
+      // A pending receive rejects: the replay ends here.
+      if (this.#dealer === dealer) this.close();
+    }, this.#settings.deadlineMs).unref();
     try {
       await dealer.send([new Uint8Array(0), seq]);
       for (;;) {
@@ -82,7 +92,9 @@ export class ReplayClient {
     } catch {
       if (!reader.wanted()) return 'abandoned';
       this.close();
-      return 'failed';
+      return expired ? 'expired' : 'failed';
+    } finally {
+      clearTimeout(deadline);
     }
   }
 

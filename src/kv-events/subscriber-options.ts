@@ -68,6 +68,13 @@ export interface KvEventSubscriberOptions {
    * blocks are cleared. @defaultValue 2000
    */
   readonly replayTimeoutMs?: number;
+  /**
+   * Longest a whole replay may take (ms), however its messages trickle in. Past it the replay
+   * has failed: the subscriber goes back to the live stream, and a gap the replay was to fill is
+   * reported unfilled (`gap` with `filled: false`, the `FLEETROUTE_KV_GAP` warning) and cleared.
+   * Meanwhile live messages wait in the socket (up to `highWaterMark`). @defaultValue 10000
+   */
+  readonly replayDeadlineMs?: number;
   /** Most batches one replay may return (an engine buffers 10,000 by default). @defaultValue 100000 */
   readonly maxReplayBatches?: number;
   /**
@@ -161,6 +168,7 @@ export const KV_SUBSCRIBER_OPTIONS = new OptionTable(
     reconnectIntervalMs: duration(100),
     reconnectMaxIntervalMs: duration(5_000, 0),
     replayTimeoutMs: duration(2_000),
+    replayDeadlineMs: duration(10_000),
     maxReplayBatches: integer(100_000, 1, 10_000_000),
     highWaterMark: integer(10_000, 0, 10_000_000),
     warmup: boolean(true),

@@ -28,6 +28,9 @@ import {
 import { KvEventTranslator, type KvKeySink } from './translator.js';
 import { loadZeromq, type Zmq } from './zeromq.js';
 
+/** How a replay went: as it ended, or `holes` when it ended but some batches were lost. */
+type ReplayOutcome = ReplayEnd | 'holes';
+
 /** The counts `stats()` reports, kept as they happen. */
 interface Counts {
   messages: number;
@@ -153,6 +156,7 @@ export class KvEventSubscriber {
         : new ReplayClient(zmq, {
             endpoint: o.replayEndpoint,
             timeoutMs: o.replayTimeoutMs,
+            deadlineMs: o.replayDeadlineMs,
             maxBatches: o.maxReplayBatches,
             reconnectIntervalMs: o.reconnectIntervalMs,
             reconnectMaxIntervalMs: o.reconnectMaxIntervalMs,
@@ -278,25 +282,17 @@ export class KvEventSubscriber {
       this.#clear();
     }
     if (step.kind === 'duplicate') return;
-    let replayed: ReplayEnd | 'holes' | undefined;
+    let replayed: ReplayOutcome | undefined;
     if (step.kind === 'warmup') replayed = await this.#replayFrom(0n, true, generation);
     else if (step.kind === 'gap') {
       this.#counts.gaps++;
-      replayed =
-        this.#replay === undefined
-          ? undefined
-          : await this.#replayFrom(step.from, false, generation);
-      if (!this.#current(generation)) return;
-      const filled = replayed === 'ended' || replayed === 'holes';
-      this.#report(
-        { type: 'gap', ...this.#at, from: step.from, to: step.to, filled },
-        this.#replay === undefined ? ' (no replay endpoint)' : ' and the replay failed',
-      );
-      if (!filled) this.#clear();
+      if (this.#replay !== undefined)
+        replayed = await this.#replayFrom(step.from, false, generation);
     }
     if (!this.#current(generation)) return;
+    // No replay, or one that failed: what the gap held is lost (a replay with holes cleared).
+    if (step.kind === 'gap' && replayed !== 'ended' && replayed !== 'holes') this.#clear();
     const settled = this.#sequence.settle(seq);
-    if (settled === 'covered') return;
     if (settled === 'short') {
       // The replay ended before this batch: the batches between are lost.
       if (replayed === 'ended') {
@@ -306,7 +302,27 @@ export class KvEventSubscriber {
       }
       this.#clear();
     }
-    this.#apply(message, true);
+    if (step.kind === 'gap') this.#reportGap(step, settled === 'short' ? 'short' : replayed);
+    if (settled !== 'covered') this.#apply(message, true);
+  }
+
+  /**
+   * A gap is filled only when its replay ended with every batch, up to the live one; anything
+   * else is reported unfilled, with the `FLEETROUTE_KV_GAP` warning (the worker was cleared).
+   */
+  #reportGap(
+    { from, to }: { readonly from: bigint; readonly to: bigint },
+    outcome: ReplayOutcome | 'short' | undefined,
+  ): void {
+    const filled = outcome === 'ended';
+    let why = '';
+    if (outcome === undefined) why = ' (no replay endpoint)';
+    else if (outcome === 'expired')
+      why = ` and the replay ran past replayDeadlineMs (${this.#o.replayDeadlineMs} ms)`;
+    else if (outcome === 'holes') why = " and the engine's replay buffer no longer held them all";
+    else if (outcome === 'short') why = ' and the replay ended before the live batch';
+    else if (!filled) why = ' and the replay failed';
+    this.#report({ type: 'gap', ...this.#at, from, to, filled }, why);
   }
 
   /**
@@ -316,14 +332,10 @@ export class KvEventSubscriber {
    * before the rest is applied.
    *
    * @returns `ended` when the replay brought everything from `from`, `holes` when it ended but
-   *   some batches were lost (cleared), `failed` or `abandoned` otherwise (the worker is left for
-   *   the caller to clear).
+   *   some batches were lost (cleared), else how it failed (the worker is left for the caller to
+   *   clear).
    */
-  async #replayFrom(
-    from: bigint,
-    warmup: boolean,
-    generation: number,
-  ): Promise<ReplayEnd | 'holes'> {
+  async #replayFrom(from: bigint, warmup: boolean, generation: number): Promise<ReplayOutcome> {
     const sequence = this.#sequence;
     sequence.replayStart(from, warmup);
     let holes = false;
@@ -340,7 +352,7 @@ export class KvEventSubscriber {
       },
     });
     if (end === 'abandoned') return end;
-    if (end === 'failed') {
+    if (end === 'failed' || end === 'expired') {
       this.#counts.replayFailures++;
       return end;
     }

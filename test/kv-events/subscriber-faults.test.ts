@@ -1,19 +1,22 @@
 /**
  * `KvEventSubscriber` against faulty and hostile peers over real sockets on 127.0.0.1: a port
  * taken by a program that closes every connection at once, an engine that dies right after the
- * ZMTP handshake, a TCP listener that never speaks ZMTP, and no options at all.
+ * ZMTP handshake, a TCP listener that never speaks ZMTP, a replay socket that trickles stale
+ * batches and never ends, a replay buffer that no longer holds the gap, and no options at all.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import * as zeromq from 'zeromq';
 import {
   KvEventSubscriber,
   type KvEventSubscriberOptions,
   type KvSubscriberEvent,
 } from '../../src/kv-events/index.js';
 import { rejectsCode } from '../support/fixtures.js';
-import { FakeEngine, RecordingTarget, until } from './support/fake-engine.js';
+import { FakeEngine, RecordingTarget, seqFrame, until } from './support/fake-engine.js';
 
 const URL = 'http://127.0.0.1:8000';
+const range = (n: number, from = 0) => Array.from({ length: n }, (_, i) => from + i);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const open: { close(): unknown }[] = [];
@@ -151,6 +154,122 @@ describe('KvEventSubscriber against a peer that is not a publisher', () => {
     const s = await subscribe({ endpoint: e.endpoint, onEvent: seen.onEvent });
     await until(() => s.stats().state === 'connected');
     expect(seen.events.map((x) => x.type)).toEqual(['connected']);
+  });
+});
+
+/** A replay ROUTER that answers each request with `seq` again every 100 ms, and never ends. */
+async function tricklingReplay(seq: bigint, payload: Uint8Array) {
+  const router = new zeromq.Router({ linger: 0 });
+  await router.bind('tcp://127.0.0.1:*');
+  let closed = false;
+  const timers: ReturnType<typeof setInterval>[] = [];
+  let requests = 0;
+  const serving = (async () => {
+    while (!closed) {
+      let frames: Buffer[];
+      try {
+        frames = await router.receive();
+      } catch {
+        return;
+      }
+      requests++;
+      const id = frames[0]!;
+      timers.push(
+        setInterval(() => {
+          if (!closed) void router.send([id, '', seqFrame(seq), payload]).catch(() => undefined);
+        }, 100),
+      );
+    }
+  })();
+  open.push({
+    close: async () => {
+      closed = true;
+      for (const t of timers) clearInterval(t);
+      router.close();
+      await serving;
+    },
+  });
+  return { endpoint: router.lastEndpoint!, requests: () => requests };
+}
+
+describe('KvEventSubscriber replays that cannot fill a gap', () => {
+  it('a replay that trickles stale batches and never ends: past its deadline, live again and the gap reported unfilled', async () => {
+    const e = await FakeEngine.start();
+    open.push(e);
+    const replay = await tricklingReplay(0n, e.encode([]));
+    const seen = recorder();
+    const target = new RecordingTarget();
+    const s = await subscribe({
+      endpoint: e.endpoint,
+      replayEndpoint: replay.endpoint,
+      target,
+      warmup: false,
+      replayDeadlineMs: 500,
+      onEvent: seen.onEvent,
+      logger: seen.logger,
+    });
+    await until(() => {
+      void e.send([]);
+      return s.stats().batches > 0;
+    });
+    await until(() => s.stats().lastSeq === e.seq - 1n);
+    const before = s.stats();
+    e.lose([e.stored(range(32, 1)).event]);
+    const after = e.stored(range(16, 900));
+    await e.send([after.event]);
+    await until(() => replay.requests() === 1);
+    // Live batches keep coming while the replay trickles.
+    for (let i = 0; i < 5; i++) await e.send([]);
+    await until(() => s.stats().lastSeq === e.seq - 1n, 1_000);
+    expect(s.stats()).toMatchObject({
+      gaps: before.gaps + 1,
+      replays: before.replays,
+      replayFailures: before.replayFailures + 1,
+      clears: before.clears + 1,
+    });
+    const gap = seen.events.find((x) => x.type === 'gap');
+    expect(gap).toMatchObject({ type: 'gap', filled: false });
+    expect(seen.lines.map((l) => l.code)).toContain('FLEETROUTE_KV_GAP');
+    expect(target.keys(URL)).toEqual(new Set(e.held.get(after.hashes[0]!)!.keys));
+  });
+
+  it('a gap the engine’s buffer no longer holds is reported unfilled, with the warning', async () => {
+    const e = await FakeEngine.start({ replay: true, bufferSteps: 1 });
+    open.push(e);
+    const seen = recorder();
+    const target = new RecordingTarget();
+    const s = await subscribe({
+      endpoint: e.endpoint,
+      replayEndpoint: e.replayEndpoint!,
+      target,
+      warmup: false,
+      onEvent: seen.onEvent,
+      logger: seen.logger,
+    });
+    await until(() => {
+      void e.send([]);
+      return s.stats().batches > 0;
+    });
+    await until(() => s.stats().lastSeq === e.seq - 1n);
+    const before = s.stats();
+    const first = e.stored(range(32, 1));
+    await e.send([first.event]);
+    e.lose([e.removed([first.hashes[0]!])]);
+    e.lose([]);
+    await e.send([]);
+    await until(() => s.stats().lastSeq === e.seq - 1n);
+    expect(s.stats()).toMatchObject({
+      gaps: before.gaps + 1,
+      replays: before.replays,
+      replayFailures: before.replayFailures + 1,
+      clears: before.clears + 1,
+    });
+    const gaps = seen.events.filter((x) => x.type === 'gap');
+    expect(gaps).toHaveLength(1);
+    expect(gaps[0]).toMatchObject({ filled: false, from: e.seq - 3n, to: e.seq - 2n });
+    expect(seen.lines.filter((l) => l.code === 'FLEETROUTE_KV_GAP')).toHaveLength(1);
+    // The block removed in the lost batch is not in the view: it was cleared.
+    expect(target.keys(URL).size).toBe(0);
   });
 });
 
