@@ -5,6 +5,7 @@
  * @module
  */
 import { invalidArgument } from '../core/errors.js';
+import { log } from '../core/logger.js';
 import { fail } from '../core/options.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
@@ -275,11 +276,42 @@ export class KvEventFeed {
     this.#followed.set(worker.url, followed);
   }
 
+  /**
+   * Closes a worker's subscriber and, with `clear`, clears its blocks in the target. Never
+   * rejects: a target that throws on the clear is reported (`targetError`, the
+   * `FLEETROUTE_KV_TARGET_THREW` line) like a subscriber's, and the feed goes on.
+   */
   async #stop(f: Followed, clear: boolean): Promise<void> {
     f.closed = true;
     const subscriber = await f.subscriber;
     await subscriber?.close();
-    if (clear) f.target.applyKvEvents(f.worker.url, [{ type: 'cleared' }]);
+    if (!clear) return;
+    try {
+      f.target.applyKvEvents(f.worker.url, [{ type: 'cleared' }]);
+    } catch (error) {
+      this.#targetThrew(f, subscriber?.endpoint ?? f.source.endpoint, error);
+    }
+  }
+
+  #targetThrew(f: Followed, endpoint: string, error: unknown): void {
+    const workerUrl = f.worker.url;
+    const { onEvent, logger } = this.#options;
+    if (onEvent !== undefined) {
+      try {
+        onEvent({ type: 'targetError', workerUrl, endpoint, error });
+      } catch {
+        // The hook is the caller's; the feed goes on.
+      }
+    }
+    if (logger === undefined) return;
+    const why = error instanceof Error ? error.message : String(error);
+    log(
+      logger,
+      'error',
+      'FLEETROUTE_KV_TARGET_THREW',
+      `the kv event target threw (${why}) while a removed worker's blocks were cleared (${workerUrl}, ${endpoint})`,
+      { workerUrl, endpoint },
+    );
   }
 
   #sourceOf(worker: Worker): KvEventSource | undefined {

@@ -389,7 +389,12 @@ export class KvEventSubscriber {
     }
     if (batch.events.length > 0) this.#deliver(batch.events);
     this.#counts.batches++;
-    this.#lastBatchAt = this.#o.clock();
+    try {
+      this.#lastBatchAt = this.#o.clock();
+    } catch {
+      // A clock that throws leaves the time of the last batch unknown; the stream goes on.
+      this.#lastBatchAt = undefined;
+    }
   }
 
   /** Translates and hands events to the target; a target that throws is reported and cleared. */
