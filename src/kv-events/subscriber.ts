@@ -319,7 +319,7 @@ export class KvEventSubscriber {
     if (outcome === undefined) why = ' (no replay endpoint)';
     else if (outcome === 'expired')
       why = ` and the replay ran past replayDeadlineMs (${this.#o.replayDeadlineMs} ms)`;
-    else if (outcome === 'holes') why = " and the engine's replay buffer no longer held them all";
+    else if (outcome === 'holes') why = ' and the replay brought them only in part';
     else if (outcome === 'short') why = ' and the replay ended before the live batch';
     else if (!filled) why = ' and the replay failed';
     this.#report({ type: 'gap', ...this.#at, from, to, filled }, why);
@@ -332,22 +332,19 @@ export class KvEventSubscriber {
    * before the rest is applied.
    *
    * @returns `ended` when the replay brought everything from `from`, `holes` when it ended but
-   *   some batches were lost (cleared), else how it failed (the worker is left for the caller to
-   *   clear).
+   *   the worker was cleared on the way (batches missing, undecodable, or a target that threw),
+   *   else how it failed (the worker is left for the caller to clear).
    */
   async #replayFrom(from: bigint, warmup: boolean, generation: number): Promise<ReplayOutcome> {
     const sequence = this.#sequence;
     sequence.replayStart(from, warmup);
-    let holes = false;
+    const clears = this.#counts.clears;
     const end = await this.#replay!.run(from, {
       wanted: () => this.#current(generation),
       batch: (message) => {
         const at = sequence.replayed(message.seq);
         if (at === 'stale') return;
-        if (at === 'hole') {
-          holes = true;
-          this.#clear();
-        }
+        if (at === 'hole') this.#clear();
         this.#apply(message, false);
       },
     });
@@ -356,6 +353,8 @@ export class KvEventSubscriber {
       this.#counts.replayFailures++;
       return end;
     }
+    // Cleared on the way — a hole, an undecodable batch, a target that threw: not all filled.
+    const holes = this.#counts.clears !== clears;
     if (holes) this.#counts.replayFailures++;
     else this.#counts.replays++;
     sequence.replayEnd();
