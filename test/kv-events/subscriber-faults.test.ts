@@ -276,8 +276,21 @@ describe('KvEventSubscriber replays that cannot fill a gap', () => {
 describe('KvEventSubscriber.open arguments', () => {
   it('no options at all: INVALID_ARGUMENT, not a TypeError', async () => {
     const openWith = KvEventSubscriber.open as (options?: unknown) => Promise<KvEventSubscriber>;
-    await rejectsCode(openWith(), 'INVALID_ARGUMENT');
+    expect((await rejectsCode(openWith(), 'INVALID_ARGUMENT')).message).toMatch(
+      /^kvEventSubscriber must be an options object/,
+    );
     await rejectsCode(openWith(null), 'INVALID_ARGUMENT');
-    await rejectsCode(openWith({}), 'INVALID_ARGUMENT');
+    // A required option left out is named, as any bad option is.
+    expect((await rejectsCode(openWith({}), 'INVALID_ARGUMENT')).message).toMatch(
+      /^kvEventSubscriber\.workerUrl must be a worker URL, got undefined/,
+    );
+    expect(
+      (
+        await rejectsCode(
+          openWith({ workerUrl: URL, target: new RecordingTarget() }),
+          'INVALID_ARGUMENT',
+        )
+      ).message,
+    ).toMatch(/^kvEventSubscriber\.endpoint must be/);
   });
 });
