@@ -17,6 +17,7 @@ import type { FleetModelOptions } from './fleet-model.js';
 import { ORACLE } from './oracle.js';
 import { runJobs } from './parallel-runs.js';
 import type { Comparison } from './result.js';
+import { checkSimStore } from './sim-store.js';
 import {
   resolveArrivals,
   resolveFleetModel,
@@ -205,7 +206,8 @@ export function variantsOf(
  * @returns the {@link Comparison}, runs in the order of `policies` (with `kvEvents`, the
  *   variants of `cache_aware` in its place: see {@link CompareOptions.kvEvents}).
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for an invalid option or a malformed
- *   workload, naming it; an error a run throws in a worker thread, as the same
+ *   workload, naming it; `TRANSPORT_FAILED` before any run when `sharedState` names a Redis
+ *   that does not answer; an error a run throws in a worker thread, as the same
  *   `FleetRouteError` (code and message); an error thrown by `onProgress`, as is (the other
  *   runs are then stopped).
  * Cost: one workload check (O(requests + prompt tokens)), the ceiling (O(prompt tokens)), then
@@ -272,6 +274,7 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
   // Resolved once without events for the shared settings (routers, seed) and the oracle.
   const shared = resolveSimulationOptions(base(policies[0]!, false), true);
   if (sharedState !== undefined) resolveSimulationOptions(base(policies[0]!, false, true), true);
+  if (sharedState !== undefined) await checkSimStore(sharedState);
   const variants = variantsOf(policies, kvEvents, shared.routers, sharedState !== undefined);
   const plans = variants.map((variant) => {
     const simulation: SimulationOptions = {

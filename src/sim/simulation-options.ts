@@ -104,7 +104,8 @@ export interface SimulationOptions {
    * State the routers share (`SharedState`): `'memory'` runs them against an in-process
    * `MemorySharedStore` on the simulated clock; a `redis://host:port` (or `rediss://`) URL runs
    * them against that server through `fleetroute/redis` (its optional peer `ioredis` must be
-   * installed), under a namespace of the run's own that is removed at the end. Each router
+   * installed), under a namespace of the run's own that is removed at the end; a server that
+   * does not answer within 2 s fails the run (`TRANSPORT_FAILED`) before it starts. Each router
    * syncs its in-flight loads every `sharedRefreshMs` of simulated time, looks up sessions and
    * prefixes before each request and writes its placement after it (simulated time stands still
    * meanwhile, and each router waits for the store as long as it takes, so a run does not
