@@ -53,6 +53,16 @@ describe('WorkerRegistry.create', () => {
     expect(error.message.startsWith(field)).toBe(true);
   });
 
+  it('refuses an unknown option with INVALID_ARGUMENT naming it and listing the options', async () => {
+    const error = await rejectsCode(
+      WorkerRegistry.create({ defaultStatus: 'ready', virtualNode: 10 } as WorkerRegistryOptions),
+      'INVALID_ARGUMENT',
+    );
+    expect(error.message).toMatch(
+      /^options\.virtualNode is not an option of WorkerRegistry \(options: virtualNodes, /,
+    );
+  });
+
   it.each<[string, unknown[]]>([
     ['no arguments', []],
     ['options in place of the hasher', [{ defaultStatus: 'ready' }]],
