@@ -24,7 +24,6 @@ import {
   resolveSimulationOptions,
   type SimulationOptions,
 } from './simulation-options.js';
-import type { Workload } from './workload.js';
 import { readWorkload } from './workload-check.js';
 
 /**
@@ -39,17 +38,38 @@ export const DEFAULT_POLICIES: readonly PolicyName[] = Object.freeze(
 );
 
 /**
- * Options of {@link comparePolicies}.
+ * @internal The options of `simulate` a comparison hands to every run as they are given (each
+ * run checks them): `CompareOptions` takes them, with their documentation, from
+ * {@link SimulationOptions}. `kvEventDelayMs` and `kvEventLoss` matter to the runs with events,
+ * `sharedRefreshMs` to the runs with shared state.
+ */
+const RUN_OPTIONS = [
+  'routers',
+  'seed',
+  'loadPollIntervalMs',
+  'firstTokens',
+  'engineRestarts',
+  'kvEventDelayMs',
+  'kvEventLoss',
+  'sharedRefreshMs',
+] as const satisfies readonly (keyof SimulationOptions)[];
+
+/** @internal An option of {@link RUN_OPTIONS}. */
+type RunOption = (typeof RUN_OPTIONS)[number];
+
+/**
+ * Options of {@link comparePolicies}. Those it shares with `simulate` — `workload`, `fleet`,
+ * `routers`, `seed`, `loadPollIntervalMs`, `firstTokens`, `engineRestarts` (the oracle's run
+ * too), `kvEventDelayMs` and `kvEventLoss` (the runs with events), `sharedRefreshMs` (the runs
+ * with shared state) — are {@link SimulationOptions}' own, applied to every run.
  *
  * @public
  */
-export interface CompareOptions {
-  readonly workload: Workload;
+export interface CompareOptions extends Pick<SimulationOptions, 'workload' | 'fleet' | RunOption> {
   /** @defaultValue {@link DEFAULT_POLICIES} */
   readonly policies?: readonly PolicyName[];
   /** Configuration per policy (its `clock` and `seed` are set by the simulator). */
   readonly policyConfigs?: Readonly<Partial<Record<PolicyName, Readonly<Record<string, unknown>>>>>;
-  readonly fleet?: FleetModelOptions;
   /**
    * How requests arrive. @defaultValue trace timestamps when every request has one, else
    * Poisson at `load` × the fleet's capacity
@@ -57,14 +77,6 @@ export interface CompareOptions {
   readonly arrivals?: ArrivalProcess;
   /** Offered load for the default Poisson arrivals, as a share of capacity. @defaultValue 0.8 */
   readonly load?: number;
-  /** As {@link SimulationOptions.routers}, for every run. */
-  readonly routers?: number;
-  /** As {@link SimulationOptions.seed}, for every run. */
-  readonly seed?: number;
-  /** As {@link SimulationOptions.loadPollIntervalMs}, for every run. */
-  readonly loadPollIntervalMs?: number;
-  /** As {@link SimulationOptions.firstTokens}, for every run. */
-  readonly firstTokens?: boolean;
   /**
    * Compare `cache_aware` with and without the engines' KV events: when `policies` includes
    * `cache_aware`, it runs twice — approximate (its own tree, as without this option) and fed
@@ -74,12 +86,6 @@ export interface CompareOptions {
    * once, as without it. @defaultValue false
    */
   readonly kvEvents?: boolean;
-  /** As {@link SimulationOptions.kvEventDelayMs}, for the runs with events. */
-  readonly kvEventDelayMs?: number;
-  /** As {@link SimulationOptions.kvEventLoss}, for the runs with events. */
-  readonly kvEventLoss?: number;
-  /** As {@link SimulationOptions.engineRestarts}, for every run (the oracle's too). */
-  readonly engineRestarts?: number;
   /**
    * Compare K routers with and without shared state ({@link SimulationOptions.sharedState}):
    * each run at `routers` gets a twin whose routers share state (row suffixed `+shared`), and
@@ -88,8 +94,6 @@ export interface CompareOptions {
    * @defaultValue none
    */
   readonly sharedState?: string;
-  /** As {@link SimulationOptions.sharedRefreshMs}, for the runs with shared state. */
-  readonly sharedRefreshMs?: number;
   /**
    * Called as each run progresses, from 0 to `total` completed requests, under the run's
    * {@link PolicyRun.policy} label (`cache_aware`, `cache_aware+events (1 router)`, …), and
@@ -218,28 +222,10 @@ export function variantsOf(
 export async function comparePolicies(options: CompareOptions): Promise<Comparison> {
   const o = readObject('compare options', options);
   const workload = readWorkload(o.workload);
-  const policies = (o.policies ?? DEFAULT_POLICIES) as readonly PolicyName[];
-  if (!Array.isArray(policies) || policies.length === 0) {
-    fail('policies', 'a non-empty array of policy names', policies);
-  }
-  for (const name of policies) {
-    if (!(POLICY_NAMES as readonly unknown[]).includes(name)) {
-      fail('policies', `names among ${POLICY_NAMES.join(', ')}`, name);
-    }
-  }
+  const policies = readPolicies(o.policies);
   const fleet = resolveFleetModel(o.fleet as FleetModelOptions | undefined);
-  const {
-    load,
-    policyConfigs: configs,
-    onProgress,
-    threads,
-    oracle,
-    kvEvents,
-  } = COMPARE_OPTIONS.read(o);
-  const progressOf =
-    (name: string) =>
-    (done: number, total: number): void =>
-      onProgress?.(name, done, total);
+  const own = COMPARE_OPTIONS.read(o);
+  const { load, onProgress, oracle, kvEvents } = own;
   const ceiling = ceilingHitRate(workload, fleet.blockSize);
   const capacity = fleetCapacity(workload, fleet, ceiling);
   const traced =
@@ -251,63 +237,45 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
         : { kind: 'poisson', ratePerSecond: Math.max(1e-6, load * capacity) }
       : resolveArrivals(o.arrivals);
   const sharedState = o.sharedState as string | undefined;
+  const passed = pickGiven(o, RUN_OPTIONS);
   const base = (policy: PolicyName, events: boolean, share = false): SimulationOptions => ({
     workload,
     policy,
-    policyConfig: (configs[policy] as Readonly<Record<string, unknown>> | undefined) ?? {},
+    policyConfig:
+      (own.policyConfigs[policy] as Readonly<Record<string, unknown>> | undefined) ?? {},
     fleet,
     arrivals,
-    ...(o.routers === undefined ? {} : { routers: o.routers as number }),
-    ...(o.seed === undefined ? {} : { seed: o.seed as number }),
-    ...(o.loadPollIntervalMs === undefined
-      ? {}
-      : { loadPollIntervalMs: o.loadPollIntervalMs as number }),
-    ...(o.firstTokens === undefined ? {} : { firstTokens: o.firstTokens as boolean }),
-    ...(o.engineRestarts === undefined ? {} : { engineRestarts: o.engineRestarts as number }),
-    // Inert without `kvEvents`, but checked in every plan.
-    ...(o.kvEventDelayMs === undefined ? {} : { kvEventDelayMs: o.kvEventDelayMs as number }),
-    ...(o.kvEventLoss === undefined ? {} : { kvEventLoss: o.kvEventLoss as number }),
+    ...passed,
     ...(events ? { kvEvents: true } : {}),
-    ...(o.sharedRefreshMs === undefined ? {} : { sharedRefreshMs: o.sharedRefreshMs as number }),
     ...(share && sharedState !== undefined ? { sharedState } : {}),
   });
   // Resolved once without events for the shared settings (routers, seed) and the oracle.
   const shared = resolveSimulationOptions(base(policies[0]!, false), true);
-  if (sharedState !== undefined) resolveSimulationOptions(base(policies[0]!, false, true), true);
-  if (sharedState !== undefined) await checkSimStore(sharedState);
+  if (sharedState !== undefined) {
+    resolveSimulationOptions(base(policies[0]!, false, true), true);
+    await checkSimStore(sharedState);
+  }
   const variants = variantsOf(policies, kvEvents, shared.routers, sharedState !== undefined);
-  const plans = variants.map((variant) => {
-    const simulation: SimulationOptions = {
-      ...base(variant.policy, variant.kvEvents, variant.shared),
-      ...(variant.routers === undefined ? {} : { routers: variant.routers }),
-      ...(onProgress === undefined ? {} : { onProgress: progressOf(variant.label) }),
-    };
-    return resolveSimulationOptions(simulation, true);
-  });
-  const jobs: CompareJob[] = plans.map((plan, i) => ({
-    name: variants[i]!.label,
-    oracle: false,
-    plan,
-  }));
+  const jobs = jobsOf(variants, base, onProgress);
   if (oracle) {
     // The oracle ignores the policy and its configuration; the rest of the plan is shared.
-    const plan = {
-      ...shared,
-      policyConfig: {},
-      onProgress: onProgress === undefined ? undefined : progressOf(ORACLE),
-    };
-    jobs.push({ name: ORACLE, oracle: true, plan });
+    const progress = onProgress === undefined ? undefined : progressOf(onProgress, ORACLE);
+    jobs.push({
+      name: ORACLE,
+      oracle: true,
+      plan: { ...shared, policyConfig: {}, onProgress: progress },
+    });
   }
   const { runs: results } = await runJobs(
     workload,
     jobs,
-    threads,
+    own.threads,
     onProgress === undefined
       ? undefined
       : (job, completed, total) => onProgress(jobs[job]!.name, completed, total),
   );
   const runs = results
-    .slice(0, plans.length)
+    .slice(0, variants.length)
     .map((run, i) =>
       run.policy === variants[i]!.label ? run : { ...run, policy: variants[i]!.label },
     );
@@ -334,8 +302,60 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     ceiling,
     capacity,
     runs,
-    ...(oracle ? { oracle: results[plans.length]! } : {}),
+    ...(oracle ? { oracle: results[variants.length]! } : {}),
   };
+}
+
+/** `policies` checked: a non-empty array of policy names (the default when undefined). */
+function readPolicies(value: unknown): readonly PolicyName[] {
+  const policies = (value ?? DEFAULT_POLICIES) as readonly PolicyName[];
+  if (!Array.isArray(policies) || policies.length === 0) {
+    fail('policies', 'a non-empty array of policy names', policies);
+  }
+  for (const name of policies) {
+    if (!(POLICY_NAMES as readonly unknown[]).includes(name)) {
+      fail('policies', `names among ${POLICY_NAMES.join(', ')}`, name);
+    }
+  }
+  return policies;
+}
+
+/** The given (defined) values of `o` among `keys`, as `simulate`'s options. O(keys). */
+function pickGiven(
+  o: Readonly<Record<string, unknown>>,
+  keys: readonly RunOption[],
+): Pick<SimulationOptions, RunOption> {
+  const given: Record<string, unknown> = {};
+  for (const key of keys) if (o[key] !== undefined) given[key] = o[key];
+  return given as Pick<SimulationOptions, RunOption>;
+}
+
+/** A run's progress callback, reporting under `name`. */
+function progressOf(
+  onProgress: NonNullable<CompareOptions['onProgress']>,
+  name: string,
+): (completed: number, total: number) => void {
+  return (completed, total) => onProgress(name, completed, total);
+}
+
+/** The jobs of `variants`, each resolved (and so checked) from `base`. O(variants). */
+function jobsOf(
+  variants: readonly Variant[],
+  base: (policy: PolicyName, events: boolean, share: boolean) => SimulationOptions,
+  onProgress: CompareOptions['onProgress'],
+): CompareJob[] {
+  return variants.map((variant) => ({
+    name: variant.label,
+    oracle: false,
+    plan: resolveSimulationOptions(
+      {
+        ...base(variant.policy, variant.kvEvents, variant.shared),
+        ...(variant.routers === undefined ? {} : { routers: variant.routers }),
+        ...(onProgress === undefined ? {} : { onProgress: progressOf(onProgress, variant.label) }),
+      },
+      true,
+    ),
+  }));
 }
 
 /** `description` of trace arrivals, saying which offset the rebasing removed (when any). */

@@ -3,6 +3,8 @@
  *
  * @module
  */
+
+import { DEFAULT_PAGE_SIZE } from '../cache/block-hashes.js';
 import {
   boolean,
   callback,
@@ -13,7 +15,6 @@ import {
   type Resolved,
 } from '../core/option-table.js';
 import { fail, readInteger, readNumber, readObject } from '../core/options.js';
-import { CACHE_AWARE_OPTIONS } from '../policies/cache-aware.js';
 import { createPolicy, POLICY_NAMES } from '../policies/create-policy.js';
 import type { Policy, PolicyName } from '../policies/policy.js';
 import type { ArrivalProcess } from './arrivals.js';
@@ -121,9 +122,6 @@ export interface SimulationOptions {
   readonly onProgress?: (completed: number, total: number) => void;
 }
 
-/** cache_aware's default `pageSize`. */
-const DEFAULT_PAGE_SIZE = CACHE_AWARE_OPTIONS.specs.pageSize.fallback as number;
-
 /** @internal {@link SimulationOptions} checked, with every default filled in. */
 export interface ResolvedSimulationOptions extends Resolved<typeof SIMULATION_OPTIONS.specs> {
   readonly workload: Workload;
@@ -209,7 +207,7 @@ export function resolveSimulationOptions(
 
 /**
  * @internal The page size of the KV-event block hashes of a run: its policy's `pageSize`
- * (checked by building the policy), else cache_aware's default.
+ * (checked by building the policy), else the default page size, cache_aware's.
  */
 export function kvPageSizeOf(o: ResolvedSimulationOptions): number {
   const pageSize = o.policyConfig.pageSize;
