@@ -38,26 +38,6 @@ export const DEFAULT_POLICIES: readonly PolicyName[] = Object.freeze(
 );
 
 /**
- * @internal The options of `simulate` a comparison hands to every run as they are given (each
- * run checks them): `CompareOptions` takes them, with their documentation, from
- * {@link SimulationOptions}. `kvEventDelayMs` and `kvEventLoss` matter to the runs with events,
- * `sharedRefreshMs` to the runs with shared state.
- */
-const RUN_OPTIONS = [
-  'routers',
-  'seed',
-  'loadPollIntervalMs',
-  'firstTokens',
-  'engineRestarts',
-  'kvEventDelayMs',
-  'kvEventLoss',
-  'sharedRefreshMs',
-] as const satisfies readonly (keyof SimulationOptions)[];
-
-/** @internal An option of {@link RUN_OPTIONS}. */
-type RunOption = (typeof RUN_OPTIONS)[number];
-
-/**
  * Options of {@link comparePolicies}. Those it shares with `simulate` — `workload`, `fleet`,
  * `routers`, `seed`, `loadPollIntervalMs`, `firstTokens`, `engineRestarts` (the oracle's run
  * too), `kvEventDelayMs` and `kvEventLoss` (the runs with events), `sharedRefreshMs` (the runs
@@ -65,7 +45,20 @@ type RunOption = (typeof RUN_OPTIONS)[number];
  *
  * @public
  */
-export interface CompareOptions extends Pick<SimulationOptions, 'workload' | 'fleet' | RunOption> {
+export interface CompareOptions
+  extends Pick<
+    SimulationOptions,
+    | 'workload'
+    | 'fleet'
+    | 'routers'
+    | 'seed'
+    | 'loadPollIntervalMs'
+    | 'firstTokens'
+    | 'engineRestarts'
+    | 'kvEventDelayMs'
+    | 'kvEventLoss'
+    | 'sharedRefreshMs'
+  > {
   /** @defaultValue {@link DEFAULT_POLICIES} */
   readonly policies?: readonly PolicyName[];
   /** Configuration per policy (its `clock` and `seed` are set by the simulator). */
@@ -118,6 +111,28 @@ export interface CompareOptions extends Pick<SimulationOptions, 'workload' | 'fl
    */
   readonly oracle?: boolean;
 }
+
+/**
+ * The options of `simulate` a comparison hands to every run as they are given (each run checks
+ * them): those {@link CompareOptions} shares with {@link SimulationOptions}, but for the ones it
+ * reads itself or gives each run its own way.
+ */
+type RunOption = Exclude<
+  keyof CompareOptions & keyof SimulationOptions,
+  'workload' | 'fleet' | 'arrivals' | 'kvEvents' | 'sharedState' | 'onProgress'
+>;
+
+/** Every {@link RunOption}: the compiler checks that none is missing or extra. */
+const RUN_OPTIONS = Object.keys({
+  routers: 0,
+  seed: 0,
+  loadPollIntervalMs: 0,
+  firstTokens: 0,
+  engineRestarts: 0,
+  kvEventDelayMs: 0,
+  kvEventLoss: 0,
+  sharedRefreshMs: 0,
+} satisfies Record<RunOption, 0>) as readonly RunOption[];
 
 /**
  * @internal The options {@link comparePolicies} reads itself, in the order it checks them (the
