@@ -6,7 +6,7 @@
  */
 import type { KvEvent } from '../cache/kv-event-store.js';
 import { FleetRouteError, invalidArgument } from '../core/errors.js';
-import { type Logger, type LogLevel, log, readLogger } from '../core/logger.js';
+import { type Logger, type LogLevel, log, readLogger, type WarningCode } from '../core/logger.js';
 import { boolean, custom, duration, integer, OptionTable } from '../core/option-table.js';
 import { fail, readString } from '../core/options.js';
 import { type Clock, monotonicClock } from '../resilience/clock.js';
@@ -525,7 +525,7 @@ export class KvEventSubscriber {
   }
 
   /** Logs to the caller's logger, when there is one. */
-  #log(level: LogLevel, code: string, message: string): void {
+  #log(level: LogLevel, code: WarningCode, message: string): void {
     if (this.#logger === undefined) return;
     log(this.#logger, level, code, `${message} (${this.#workerUrl}, ${this.#endpoint})`, {
       workerUrl: this.#workerUrl,

@@ -4,6 +4,7 @@
  * @module
  */
 import { FleetRouteError } from '../core/errors.js';
+import { log } from '../core/logger.js';
 import { callback, custom, derived, integer, OptionTable, oneOf } from '../core/option-table.js';
 import { readEnum, readInteger, readObject } from '../core/options.js';
 import {
@@ -47,7 +48,7 @@ export interface WorkerRegistryOptions {
   readonly clock?: Clock;
   /**
    * Called when an event listener throws. The registry and the other listeners are unaffected
-   * either way. @defaultValue emits a process warning with code `FLEETROUTE_LISTENER_ERROR`
+   * either way. @defaultValue emits a process warning with code `FLEETROUTE_LISTENER_THREW`
    */
   readonly onListenerError?: (error: unknown, event: WorkerEvent) => void;
 }
@@ -156,9 +157,11 @@ export function resolveRegistryOptions(options: unknown): ResolvedRegistryOption
 }
 
 function warnListenerError(error: unknown, event: WorkerEvent): void {
-  process.emitWarning(
+  log(
+    undefined,
+    'warn',
+    'FLEETROUTE_LISTENER_THREW',
     `a WorkerEvent listener threw while handling '${event.type}' (seq ${event.seq}): ${String(error)}`,
-    { code: 'FLEETROUTE_LISTENER_ERROR' },
   );
 }
 

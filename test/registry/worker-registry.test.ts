@@ -999,7 +999,7 @@ describe('WorkerRegistry listeners', () => {
     expect(registry.size).toBe(1);
   });
 
-  it('by default reports a listener error as a process warning with code FLEETROUTE_LISTENER_ERROR', async () => {
+  it('by default reports a listener error as a process warning with code FLEETROUTE_LISTENER_THREW', async () => {
     // Arrange
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     try {
@@ -1014,7 +1014,7 @@ describe('WorkerRegistry listeners', () => {
       // Assert
       expect(warn).toHaveBeenCalledTimes(1);
       expect(warn.mock.calls[0]?.[0]).toMatch(/listener threw while handling 'registered'/);
-      expect(warn.mock.calls[0]?.[1]).toEqual({ code: 'FLEETROUTE_LISTENER_ERROR' });
+      expect(warn.mock.calls[0]?.[1]).toEqual({ code: 'FLEETROUTE_LISTENER_THREW' });
     } finally {
       warn.mockRestore();
     }
