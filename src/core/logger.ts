@@ -9,8 +9,8 @@ import { fail } from './options.js';
 
 /**
  * A logger fleetroute can write to: pino, bunyan or `console` as they are. Each method receives
- * the structured fields first and the message second (pino's order; `console` prints both).
- * Methods left out are not called.
+ * the structured fields first and the message second (pino's order; `console` prints both); the
+ * fields always hold `code`, a {@link WarningCode}. Methods left out are not called.
  *
  * @example
  * ```ts
