@@ -7,7 +7,7 @@
 import type { KvEvent } from '../cache/kv-event-store.js';
 import { hasKvKeyPath } from '../cache/kv-key-target.js';
 import { FleetRouteError } from '../core/errors.js';
-import { type LogLevel, log } from '../core/logger.js';
+import { type LogLevel, log, type WarningCode } from '../core/logger.js';
 import { decodeKvEventBatch, type EngineEvent, type EngineEventBatch } from './batch-decoder.js';
 import { type KvEventMessage, readKvEventFrames } from './frames.js';
 import { loadMsgpackDecode, type MsgpackDecode } from './msgpack.js';
@@ -496,7 +496,7 @@ export class KvEventSubscriber {
   }
 
   /** Logs to the caller's logger, when there is one. */
-  #log(level: LogLevel, code: string, message: string): void {
+  #log(level: LogLevel, code: WarningCode, message: string): void {
     const o = this.#o;
     if (o.logger === undefined) return;
     log(o.logger, level, code, `${message} (${o.workerUrl}, ${o.endpoint})`, this.#at);

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { PAGE_SIZE } from '../cache/block-hashes.js';
 import type { KvEvent } from '../cache/kv-event-store.js';
 import type { RadixTree } from '../cache/radix-tree.js';
 import { custom, duration, integer, number, oneOf } from '../core/option-table.js';
@@ -179,7 +180,7 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
   maxTreeSize: integer(2_097_152, 1, 2 ** 40),
   maxTotalSize: integer(134_217_728, 1, 2 ** 50),
   evictionIntervalMs: duration(120_000),
-  pageSize: integer(16, 1, 4096),
+  pageSize: PAGE_SIZE,
   kvUsageSpreadThreshold: optionalShare,
   kvUsageCeiling: optionalShare,
   staleAfterMs: duration(30_000),
