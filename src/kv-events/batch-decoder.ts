@@ -1,9 +1,9 @@
 /**
  * `decodeKvEventBatch`: turns the msgpack payload of one vLLM or SGLang KV-event message into
  * plain, validated events. Both engines' layouts are read: a positional batch
- * `[ts, events, dp_rank?]` or a map `{ts, events, data_parallel_rank}`, and each event either a
- * positional array `[tag, ...fields]` or a map tagged by `type`, with the fields in the engines'
- * declaration order and trailing fields optional.
+ * `[ts, events, dp_rank?]` or a map `{ts, events, data_parallel_rank}` (SGLang names the rank
+ * `attn_dp_rank`), and each event either a positional array `[tag, ...fields]` or a map tagged
+ * by `type`, with the fields in the engines' declaration order and trailing fields optional.
  *
  * @module
  */
@@ -143,7 +143,8 @@ const UINT32_MAX = 0xffff_ffff;
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when `payload` is not a `Uint8Array` or is
  *   over `maxPayloadBytes`, `decode` is not a function or throws (the error is the `cause`), the
  *   batch is neither an array nor a map, its `ts` is not a finite number, its `events` is not an
- *   array or holds more than `maxEvents`, its data-parallel rank is not a non-negative integer,
+ *   array or holds more than `maxEvents`, its data-parallel rank is not a non-negative integer
+ *   (or a map batch names two different ranks),
  *   or a limit is invalid.
  *
  * @example
@@ -190,7 +191,7 @@ export function decodeKvEventBatch(
   } else if (isMap(root)) {
     ts = field(root, 'ts');
     rawEvents = field(root, 'events');
-    rank = field(root, 'data_parallel_rank');
+    rank = mapRank(root);
   } else {
     throw invalidArgument(`kv event batch must be an array or a map, got ${describeValue(root)}`);
   }
@@ -210,7 +211,7 @@ export function decodeKvEventBatch(
   const dataParallelRank = readOptionalIndex(rank);
   if (dataParallelRank === null) {
     throw invalidArgument(
-      `kv event batch data_parallel_rank must be a non-negative integer, got ${describeValue(rank)}`,
+      `kv event batch rank must be a non-negative integer, got ${describeValue(rank)}`,
     );
   }
 
@@ -222,6 +223,20 @@ export function decodeKvEventBatch(
     else events.push(event);
   }
   return { ts, events, dataParallelRank, skipped };
+}
+
+/**
+ * A map batch's rank: vLLM's `data_parallel_rank` or SGLang's `attn_dp_rank`, whichever is set
+ * (absent and null are unset). @throws when both are set and differ.
+ */
+function mapRank(root: object): unknown {
+  const vllm = field(root, 'data_parallel_rank');
+  const sglang = field(root, 'attn_dp_rank');
+  if (vllm === undefined || vllm === null) return sglang;
+  if (sglang === undefined || sglang === null || sglang === vllm) return vllm;
+  throw invalidArgument(
+    `kv event batch names two ranks: data_parallel_rank ${describeValue(vllm)}, attn_dp_rank ${describeValue(sglang)}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

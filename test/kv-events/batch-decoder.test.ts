@@ -219,6 +219,34 @@ describe('decodeKvEventBatch: SGLang', () => {
     });
   });
 
+  it('reads a map batch’s rank from attn_dp_rank, SGLang’s name for it', () => {
+    // SGLang's EventBatch is `[ts, events, attn_dp_rank]`; written as a map, the rank is named
+    // `attn_dp_rank` where vLLM names it `data_parallel_rank`.
+    const events = [['BlockRemoved', [-3]]];
+    expect(read({ ts: TS, events, attn_dp_rank: 3 })).toEqual({
+      ts: TS,
+      events: [
+        { type: 'removed', hashes: [2n ** 64n - 3n], medium: undefined, groupIdx: undefined },
+      ],
+      dataParallelRank: 3,
+      skipped: 0,
+    });
+    expect(read({ ts: TS, events, attn_dp_rank: null }).dataParallelRank).toBeUndefined();
+    expect(read({ ts: TS, events, attn_dp_rank: 1, data_parallel_rank: 1 }).dataParallelRank).toBe(
+      1,
+    );
+    expect(
+      read({ ts: TS, events, attn_dp_rank: 1, data_parallel_rank: null }).dataParallelRank,
+    ).toBe(1);
+    // A batch naming two different ranks belongs to neither; a rank that is not an index is refused.
+    throwsCode(
+      () => read({ ts: TS, events, attn_dp_rank: 1, data_parallel_rank: 2 }),
+      'INVALID_ARGUMENT',
+    );
+    throwsCode(() => read({ ts: TS, events, attn_dp_rank: -1 }), 'INVALID_ARGUMENT');
+    throwsCode(() => read({ ts: TS, events, attn_dp_rank: '0' }), 'INVALID_ARGUMENT');
+  });
+
   it('counts a non-empty metadata map (cache_salt) as extra keys', () => {
     const event = (metadata: unknown) => ({
       type: 'BlockStored',
