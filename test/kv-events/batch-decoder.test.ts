@@ -400,13 +400,30 @@ describe('decodeKvEventBatch: malformed batches throw INVALID_ARGUMENT', () => {
     });
   }
 
-  it('bytes that are not msgpack, with the decoder’s error as the cause', () => {
-    for (const bytes of [new Uint8Array([0xc1]), new Uint8Array(0), new Uint8Array([0x92, 0xcb])]) {
-      const error = throwsCode(() => decodeKvEventBatch(bytes, msgpack), 'INVALID_ARGUMENT');
-      expect(error.cause).toBeInstanceOf(Error);
-    }
+  it('bytes that are not msgpack, refused before the decoder sees them', () => {
     const extra = new Uint8Array([...pack([TS, []]), 0x00]);
-    throwsCode(() => decodeKvEventBatch(extra, msgpack), 'INVALID_ARGUMENT');
+    const notMsgpack = [[0xc1], [], [0x92, 0xcb], [...extra]];
+    let decoded = 0;
+    const spy = (b: Uint8Array) => {
+      decoded++;
+      return msgpack(b);
+    };
+    for (const bytes of notMsgpack) {
+      const error = throwsCode(
+        () => decodeKvEventBatch(new Uint8Array(bytes), spy),
+        'INVALID_ARGUMENT',
+      );
+      expect(error.message).toContain('is not valid msgpack');
+    }
+    expect(decoded).toBe(0);
+  });
+
+  it('a decoder that throws: its error is the cause', () => {
+    const broken = () => {
+      throw new RangeError('no');
+    };
+    const error = throwsCode(() => decodeKvEventBatch(pack([TS, []]), broken), 'INVALID_ARGUMENT');
+    expect(error.cause).toBeInstanceOf(RangeError);
   });
 
   it('more events than maxEvents, a payload over maxPayloadBytes, a bad limit', () => {
