@@ -88,6 +88,7 @@ export class EngineBlocks {
   delete(slot: number): void {
     this.#slots.delete(this.#hash[slot]!);
     this.#unlink(slot);
+    this.#hash[slot] = 0n;
     this.#model[slot] = undefined;
     this.#keys[slot] = undefined;
     this.#next[slot] = this.#free;

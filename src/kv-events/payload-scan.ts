@@ -141,7 +141,7 @@ const HASHES_KEY = new TextEncoder().encode('block_hashes');
  * per payload byte (beyond a 64 KiB floor).
  *
  * @returns `undefined` when the payload may be decoded, else the refusal.
- * Cost: O(bytes.length) time, one pass, no recursion; O(1) memory (three arrays of
+ * Cost: O(bytes.length) time, one pass, no recursion; O(1) memory (four arrays of
  * {@link MAX_DEPTH} + 1 numbers).
  */
 export function scanKvPayload(bytes: Uint8Array, maxEvents: number): KvPayloadRefusal | undefined {
