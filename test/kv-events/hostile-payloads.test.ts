@@ -65,6 +65,9 @@ describe('a hostile payload, in a process with a 128 MB heap', () => {
       const { code, signal, result } = await child('decode', name);
       expect({ code, signal }, JSON.stringify(result)).toEqual({ code: 0, signal: null });
       expect(result).toMatchObject({ code: 'INVALID_ARGUMENT' });
+      // Refused before it was built: the heap holds nothing of it (the payload's bytes live
+      // outside the heap). A decode refused after building leaves 100 MB and more behind.
+      expect(result.heapMb).toBeLessThan(48);
     },
   );
 
