@@ -6,7 +6,7 @@
  * @internal
  */
 
-/** No slot: an absent hash, or the end of the list. */
+/** @internal No slot: an absent hash, or the end of the list. */
 export const NONE = -1;
 /** Slots allocated at first; the link arrays double as blocks are added. */
 const MIN_SLOTS = 64;

@@ -16,25 +16,25 @@
  */
 
 /**
- * Deepest nesting of arrays and maps accepted. A batch nests five deep — the batch, its events,
- * an event, a field (vLLM's `extra_keys`), one block's extra keys — and the rest is room.
+ * @internal Deepest nesting of arrays and maps accepted. A batch nests five deep — the batch, its
+ * events, an event, a field (vLLM's `extra_keys`), one block's extra keys — and the rest is room.
  */
 export const MAX_DEPTH = 16;
 
 /**
- * Memory a payload's decoded values may take, in bytes per payload byte, by the walk's estimate
- * (an upper one for V8 on 64-bit), counting the events and hashes the batch decoder builds from
- * them. Engine batches take 4–15: token ids and 64-bit hashes cost little more than their bytes,
- * and batches of one-block events (vLLM removes blocks one event each) cost the most; hashes
- * written as small integers or 8-byte strings take up to 23. A payload built to multiply its
- * size — a byte per empty array or map, two per byte string — takes 50 to 60.
+ * @internal Memory a payload's decoded values may take, in bytes per payload byte, by the walk's
+ * estimate (an upper one for V8 on 64-bit), counting the events and hashes the batch decoder
+ * builds from them. Engine batches take 4–15: token ids and 64-bit hashes cost little more than
+ * their bytes, and batches of one-block events (vLLM removes blocks one event each) cost the
+ * most; hashes written as small integers or 8-byte strings take up to 23. A payload built to
+ * multiply its size — a byte per empty array or map, two per byte string — takes 50 to 60.
  */
 export const MEMORY_PER_BYTE = 32;
 
 /** Memory any payload may take, whatever its size: room for a small batch's fixed costs. */
 const MEMORY_FLOOR = 64 * 1024;
 
-/** Why a payload is refused. */
+/** @internal Why a payload is refused. */
 export interface KvPayloadRefusal {
   /** Whether the bytes are not one whole msgpack value (rather than one over a bound). */
   readonly malformed: boolean;
