@@ -22,6 +22,22 @@ export interface KvKeyTarget {
   ): void;
   /** Public events; the key path sends only `{ type: 'cleared' }` through it. */
   applyKvEvents(workerUrl: string, events: readonly KvEvent[]): void;
+  /**
+   * Tokens per block the target's keys are built with, when it says: a feeder whose page size
+   * differs would send keys that never match (every lookup a miss), so it refuses instead.
+   */
+  readonly kvPageSize?: number;
+}
+
+/**
+ * @internal `undefined` when `target` takes keys built with `pageSize` tokens per block (or does
+ * not say), else why not.
+ */
+export function pageSizeMismatch(target: object, pageSize: number): string | undefined {
+  const size = (target as { kvPageSize?: unknown }).kvPageSize;
+  return typeof size !== 'number' || size === pageSize
+    ? undefined
+    : `pageSize ${pageSize} differs from the target's pageSize ${size}: no key would match`;
 }
 
 /** @internal Whether `target` offers the key path. O(1). */

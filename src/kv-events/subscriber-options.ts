@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { pageSizeMismatch } from '../cache/kv-key-target.js';
 import { invalidArgument } from '../core/errors.js';
 import { type Logger, readLogger } from '../core/logger.js';
 import {
@@ -206,6 +207,8 @@ export function resolveKvSubscriberOptions(
 ): ResolvedKvSubscriberOptions {
   if (input === undefined) fail(field, 'an options object', input);
   const o = KV_SUBSCRIBER_OPTIONS.read(input, undefined, field);
+  const mismatch = pageSizeMismatch(o.target, o.pageSize);
+  if (mismatch !== undefined) throw invalidArgument(`${field}.${mismatch}`);
   const rank = o.dpRank ?? 0;
   return Object.freeze({
     ...o,

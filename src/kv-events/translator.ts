@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { blockHashHalves, blockKey, hashOfHalves } from '../cache/block-hashes.js';
+import { blockHashHalves, blockKey, hashOfHalves, PAGE_SIZE } from '../cache/block-hashes.js';
 import type { KvEvent } from '../cache/kv-event-store.js';
 import { invalidArgument } from '../core/errors.js';
 import { integer, OptionTable } from '../core/option-table.js';
@@ -40,7 +40,7 @@ export const KV_TRANSLATOR_OPTIONS = new OptionTable(
   'kvEventTranslator',
   'KvEventTranslatorOptions',
   {
-    pageSize: integer(16, 1, 4096),
+    pageSize: PAGE_SIZE,
     maxBlocks: integer(1_048_576, 1, 2 ** 30),
   },
   // Read apart: a string, not a bounded number.

@@ -253,6 +253,8 @@ export class CacheAwarePolicy implements Policy {
   /** The load rounds delivered and each worker's start time: what a late restart forgets up to. */
   readonly #rounds = new ReportRounds();
 
+  readonly #pageSize: number;
+
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: CacheAwareConfig = {}) {
     const { options: o, clock } = readPolicyConfig(CACHE_AWARE_OPTIONS, config);
@@ -265,6 +267,7 @@ export class CacheAwarePolicy implements Policy {
     this.#scan = new CandidateScan(spread, ceiling, this.#loads, this.#placement);
     this.#clock = clock;
     this.#caches = new ModelCaches(o.maxTreeSize, o.maxTotalSize, o.pageSize);
+    this.#pageSize = o.pageSize;
     this.#eventMode = new EventMode(this.#caches, this.#scan, this.#reasons, o, clock);
     this.#treeMode = new TreeMode(this.#caches, this.#scan, this.#reasons, o, () => this.evict());
   }
@@ -319,6 +322,14 @@ export class CacheAwarePolicy implements Policy {
       fail('applyKvEvents.workerUrl', 'a worker URL', workerUrl);
     if (!Array.isArray(events)) fail('applyKvEvents.events', 'an array of KV events', events);
     this.#eventMode.apply(workerUrl, events);
+  }
+
+  /**
+   * @internal The tokens per block of the keys event mode matches (`pageSize`): a KV-event feeder
+   * with another page size is refused, since none of its keys would match.
+   */
+  get kvPageSize(): number {
+    return this.#pageSize;
   }
 
   /**

@@ -699,3 +699,19 @@ describe('KvEventSubscriber logger', () => {
     }
   });
 });
+
+describe('page sizes that must agree', () => {
+  it('a subscriber whose pageSize differs from its cache_aware target is refused before it opens', async () => {
+    const target = createPolicy('cache_aware', { pageSize: 16 });
+    const opening = KvEventSubscriber.open({
+      workerUrl: 'http://127.0.0.1:8001',
+      endpoint: 'tcp://127.0.0.1:1',
+      target,
+      pageSize: 32,
+    });
+    await expect(opening).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining("differs from the target's pageSize 16"),
+    });
+  });
+});
