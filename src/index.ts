@@ -11,7 +11,7 @@ export type { TenantTreeStats } from './cache/radix-tree.js';
 export type { FleetRouteErrorCode, NoWorkerReason } from './core/errors.js';
 export { ERROR_MESSAGES, FleetRouteError } from './core/errors.js';
 export type { RequestHeaders } from './core/headers.js';
-export type { Logger, LogLevel } from './core/logger.js';
+export type { Logger, LogLevel, WarningCode } from './core/logger.js';
 export type { BucketConfig } from './policies/bucket.js';
 export { BucketPolicy } from './policies/bucket.js';
 export type {

@@ -6,6 +6,7 @@
 
 import { BLOCKS_PER_CALL, blockHasher } from '../core/block-hasher.js';
 import { invalidArgument } from '../core/errors.js';
+import { integer } from '../core/option-table.js';
 import { readInteger, readObject } from '../core/options.js';
 
 /** Options of {@link blockHashes}. @public */
@@ -22,7 +23,20 @@ export interface BlockHashOptions {
   readonly parent?: bigint;
 }
 
-const DEFAULT_PAGE_SIZE = 16;
+/**
+ * @internal Tokens per block of fleetroute's block keys, when nothing says otherwise. Engines
+ * page their KV cache in blocks of 16 tokens by default (vLLM, SGLang's radix cache at page 1
+ * aside), so keys of 16-token pages name the engine's own blocks.
+ */
+export const DEFAULT_PAGE_SIZE = 16;
+
+/**
+ * @internal The page size as an option — its default and bounds — declared once: `blockHashes`,
+ * `cache_aware` and the KV-event translator read their `pageSize` with it, and the simulated
+ * fleet's block size defaults to it. Keys hashed with two page sizes never match, so every part
+ * that must agree with another takes its page size from here.
+ */
+export const PAGE_SIZE = integer(DEFAULT_PAGE_SIZE, 1, 4096);
 
 /**
  * @internal Computes the chained hashes of the full pages of `tokens` into `hiOut`/`loOut`
@@ -192,7 +206,13 @@ export function blockKeyOf(hash: unknown): number {
  */
 export function blockHashes(tokens: ArrayLike<number>, options: BlockHashOptions = {}): bigint[] {
   const o = readObject('blockHashes options', options);
-  const pageSize = readInteger('blockHashes.pageSize', o.pageSize, DEFAULT_PAGE_SIZE, 1, 4096);
+  const pageSize = readInteger(
+    'blockHashes.pageSize',
+    o.pageSize,
+    DEFAULT_PAGE_SIZE,
+    PAGE_SIZE.min,
+    PAGE_SIZE.max,
+  );
   const parent = o.parent;
   if (
     parent !== undefined &&
@@ -222,5 +242,3 @@ export function blockHashes(tokens: ArrayLike<number>, options: BlockHashOptions
   for (let b = 0; b < blocks; b++) out.push(hashOfHalves(hi[b]!, lo[b]!));
   return out;
 }
-
-export { DEFAULT_PAGE_SIZE };

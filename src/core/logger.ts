@@ -9,8 +9,8 @@ import { fail } from './options.js';
 
 /**
  * A logger fleetroute can write to: pino, bunyan or `console` as they are. Each method receives
- * the structured fields first and the message second (pino's order; `console` prints both).
- * Methods left out are not called.
+ * the structured fields first and the message second (pino's order; `console` prints both); the
+ * fields always hold `code`, a {@link WarningCode}. Methods left out are not called.
  *
  * @example
  * ```ts
@@ -27,6 +27,46 @@ export interface Logger {
 
 /** A {@link Logger} level. @public */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/**
+ * The `code` of every line fleetroute writes to a {@link Logger}, and of every process warning
+ * it raises: one code per event, the same through either path. The level each is written at and
+ * what it means are listed in docs/observability.md ("A logger").
+ *
+ * - `FLEETROUTE_LEASE_LEAK` (warn, router): a lease was garbage-collected without `release()`.
+ * - `FLEETROUTE_LISTENER_THREW` (warn, router and registry): an event listener threw — a
+ *   router's listener (once per listener), or a `WorkerRegistry` listener (the registry's
+ *   default `onListenerError`; formerly `FLEETROUTE_LISTENER_ERROR` there).
+ * - `FLEETROUTE_RETRY_HOOK` (warn, router): `retry.shouldRetry` or `retry.onRetry` threw or
+ *   answered junk (once per hook).
+ * - `FLEETROUTE_KV_DISCONNECTED`, `FLEETROUTE_KV_GAP`, `FLEETROUTE_KV_DROPPED` (warn),
+ *   `FLEETROUTE_KV_RESTART` (info), `FLEETROUTE_KV_TARGET_THREW` (error): a KV-event subscriber.
+ * - `FLEETROUTE_SHARED_STATE_DEGRADED` (warn, shared state): a part degraded to local state.
+ * - `FLEETROUTE_METRICS_MISSING`, `FLEETROUTE_METRICS_TOO_LARGE` (warn, the HTTP transport): a
+ *   worker's load cannot be read (its `HttpTransportWarningCode`, prefixed).
+ * - `FLEETROUTE_ANSWER_BROKE` (warn, the OpenAI front): a worker's answer broke off midway.
+ *
+ * @example
+ * ```ts
+ * process.on('warning', (w) => {
+ *   if ((w as { code?: WarningCode }).code === 'FLEETROUTE_LEASE_LEAK') leaks.inc();
+ * });
+ * ```
+ * @public
+ */
+export type WarningCode =
+  | 'FLEETROUTE_LEASE_LEAK'
+  | 'FLEETROUTE_LISTENER_THREW'
+  | 'FLEETROUTE_RETRY_HOOK'
+  | 'FLEETROUTE_KV_DISCONNECTED'
+  | 'FLEETROUTE_KV_GAP'
+  | 'FLEETROUTE_KV_DROPPED'
+  | 'FLEETROUTE_KV_RESTART'
+  | 'FLEETROUTE_KV_TARGET_THREW'
+  | 'FLEETROUTE_SHARED_STATE_DEGRADED'
+  | 'FLEETROUTE_METRICS_MISSING'
+  | 'FLEETROUTE_METRICS_TOO_LARGE'
+  | 'FLEETROUTE_ANSWER_BROKE';
 
 /** @internal `value` as a logger: an object whose given level methods are functions. */
 export function readLogger(field: string, value: unknown): Logger | undefined {
@@ -49,7 +89,7 @@ export function readLogger(field: string, value: unknown): Logger | undefined {
 export function log(
   logger: Logger | undefined,
   level: LogLevel,
-  code: string,
+  code: WarningCode,
   message: string,
   fields: Readonly<Record<string, unknown>> = {},
 ): void {

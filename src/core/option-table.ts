@@ -54,6 +54,11 @@ export interface OptionSpec<T> {
    * number, string or boolean; required otherwise.
    */
   readonly doc?: string;
+  /**
+   * Set for an option without a default: what it must be. Absent, the table's `read` fails
+   * (`<component>.<option> must be …, got undefined`) instead of taking `fallback`.
+   */
+  readonly required?: string;
 }
 
 /** @internal The resolved options of a table: every option with its value. */
@@ -149,6 +154,22 @@ export function callback<F extends (...args: never[]) => unknown>(
     },
     doc,
   );
+}
+
+/**
+ * @internal An option every input must give (its docs state no default): `read` checks a given
+ * value; a missing one fails, saying it must be `rule`.
+ */
+export function required<T>(
+  rule: string,
+  read: (field: string, value: unknown) => T,
+): OptionSpec<T> {
+  return {
+    fallback: undefined as T,
+    read: (field, value) => read(field, value),
+    doc: '',
+    required: rule,
+  };
 }
 
 /** @internal An option with its own reader. */
@@ -247,6 +268,7 @@ export class OptionTable<S extends Record<string, OptionSpec<unknown>>> {
           : s.fallback;
       const value = o[key];
       const name = field === '' ? key : `${field}.${key}`;
+      if (value === undefined && s.required !== undefined) fail(name, s.required, value);
       resolved[key] = value === undefined ? fallback : s.read(name, value, fallback, resolved);
     }
     return Object.freeze(resolved) as Resolved<S>;

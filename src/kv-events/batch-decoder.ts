@@ -1,19 +1,27 @@
 /**
  * `decodeKvEventBatch`: turns the msgpack payload of one vLLM or SGLang KV-event message into
  * plain, validated events. Both engines' layouts are read: a positional batch
- * `[ts, events, dp_rank?]` or a map `{ts, events, data_parallel_rank}`, and each event either a
- * positional array `[tag, ...fields]` or a map tagged by `type`, with the fields in the engines'
- * declaration order and trailing fields optional.
+ * `[ts, events, dp_rank?]` or a map `{ts, events, data_parallel_rank}` (SGLang names the rank
+ * `attn_dp_rank`), and each event either a positional array `[tag, ...fields]` or a map tagged
+ * by `type`, with the fields in the engines' declaration order and trailing fields optional.
  *
  * @module
  */
 import { FleetRouteError, invalidArgument } from '../core/errors.js';
 import { integer, OptionTable } from '../core/option-table.js';
 import { describe as describeValue } from '../core/options.js';
+import { scanKvPayload } from './payload-scan.js';
 
 /**
  * Bounds on an untrusted KV-event payload. A payload or batch over a bound throws; an event
  * over a per-event bound is skipped and counted.
+ *
+ * What a payload may cost is bounded before anything is built from it: the payload's bytes are
+ * walked first (iteratively, reading headers only), and a payload is refused when it nests
+ * arrays and maps more than 16 deep, declares more values than it has bytes, lists more than
+ * `maxEvents` events, or holds values that would take more than 32 bytes of memory per payload
+ * byte once decoded (engine batches take 4–23). A decoded payload so takes at most about 32 times
+ * `maxPayloadBytes`, whatever its shape.
  *
  * @public
  */
@@ -25,8 +33,8 @@ export interface KvDecodeLimits {
    */
   readonly maxPayloadBytes: number;
   /**
-   * Most events in one batch; a batch with more throws. An engine step rarely emits more than a
-   * few hundred.
+   * Most events in one batch; a batch with more throws, before any event is built. An engine
+   * step rarely emits more than a few hundred.
    * @defaultValue 65536
    */
   readonly maxEvents: number;
@@ -128,9 +136,12 @@ const UINT32_MAX = 0xffff_ffff;
  * event over a per-event limit — are skipped and counted in `skipped`, never thrown. Unknown
  * fields, and positional fields beyond the known ones, are ignored.
  *
- * Cost: the `decode` call, O(payload), then one pass over the decoded values with no regular
- * expression; per event, the event object and its `hashes` array are allocated (a `BlockStored`
- * event's `tokenIds` is the decoded array itself, checked in place).
+ * Cost: one walk over the payload's bytes that builds nothing (see {@link KvDecodeLimits}: a
+ * payload that would nest too deep, list too many events or take too much memory is refused
+ * there, before `decode` is called), the `decode` call, O(payload), then one pass over the
+ * decoded values with no regular expression; per event, the event object and its `hashes` array
+ * are allocated (a `BlockStored` event's `tokenIds` is the decoded array itself, checked in
+ * place).
  *
  * @param payload - the msgpack payload.
  * @param decode - a msgpack decoder that returns integers beyond 2^53 as `bigint` and maps as
@@ -140,11 +151,13 @@ const UINT32_MAX = 0xffff_ffff;
  * @param limits - bounds on the input; see {@link KvDecodeLimits}.
  * @returns the batch's timestamp, its valid events, its data-parallel rank and the count of
  *   events skipped.
- * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when `payload` is not a `Uint8Array` or is
- *   over `maxPayloadBytes`, `decode` is not a function or throws (the error is the `cause`), the
- *   batch is neither an array nor a map, its `ts` is not a finite number, its `events` is not an
- *   array or holds more than `maxEvents`, its data-parallel rank is not a non-negative integer,
- *   or a limit is invalid.
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when `payload` is not a `Uint8Array`, is
+ *   over `maxPayloadBytes`, is not one whole msgpack value, nests deeper than 16, or would take
+ *   more than 32 bytes of memory per byte decoded; when `decode` is not a function or throws (the
+ *   error is the `cause`); when the batch is neither an array nor a map, its `ts` is not a finite
+ *   number, its `events` is not an array or holds more than `maxEvents`, its data-parallel rank
+ *   is not a non-negative integer (or a map batch names two different ranks); or when a limit
+ *   is invalid.
  *
  * @example
  * ```ts
@@ -171,6 +184,8 @@ export function decodeKvEventBatch(
   if (typeof decode !== 'function') {
     throw invalidArgument(`decode must be a function, got ${describeValue(decode)}`);
   }
+  const refusal = scanKvPayload(payload, bounds.maxEvents);
+  if (refusal !== undefined) throw invalidArgument(refusal.reason);
   let root: unknown;
   try {
     root = decode(payload);
@@ -190,7 +205,7 @@ export function decodeKvEventBatch(
   } else if (isMap(root)) {
     ts = field(root, 'ts');
     rawEvents = field(root, 'events');
-    rank = field(root, 'data_parallel_rank');
+    rank = mapRank(root);
   } else {
     throw invalidArgument(`kv event batch must be an array or a map, got ${describeValue(root)}`);
   }
@@ -210,7 +225,7 @@ export function decodeKvEventBatch(
   const dataParallelRank = readOptionalIndex(rank);
   if (dataParallelRank === null) {
     throw invalidArgument(
-      `kv event batch data_parallel_rank must be a non-negative integer, got ${describeValue(rank)}`,
+      `kv event batch rank must be a non-negative integer, got ${describeValue(rank)}`,
     );
   }
 
@@ -222,6 +237,20 @@ export function decodeKvEventBatch(
     else events.push(event);
   }
   return { ts, events, dataParallelRank, skipped };
+}
+
+/**
+ * A map batch's rank: vLLM's `data_parallel_rank` or SGLang's `attn_dp_rank`, whichever is set
+ * (absent and null are unset). @throws when both are set and differ.
+ */
+function mapRank(root: object): unknown {
+  const vllm = field(root, 'data_parallel_rank');
+  const sglang = field(root, 'attn_dp_rank');
+  if (vllm === undefined || vllm === null) return sglang;
+  if (sglang === undefined || sglang === null || sglang === vllm) return vllm;
+  throw invalidArgument(
+    `kv event batch names two ranks: data_parallel_rank ${describeValue(vllm)}, attn_dp_rank ${describeValue(sglang)}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

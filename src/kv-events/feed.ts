@@ -5,22 +5,21 @@
  * @module
  */
 import { invalidArgument } from '../core/errors.js';
-import { readLogger } from '../core/logger.js';
+import { log } from '../core/logger.js';
 import { fail } from '../core/options.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { Worker } from '../workers/worker.js';
-import { resolveKvDecodeLimits } from './batch-decoder.js';
 import type { MsgpackDecode } from './msgpack.js';
+import { KvEventSubscriber, loadKvPeers } from './subscriber.js';
+import type { KvEventSubscriberStats, KvEventTarget } from './subscriber-events.js';
 import {
+  checkSharedSubscriberOptions,
+  isPerWorkerOption,
   KV_SUBSCRIBER_OPTIONS,
-  KvEventSubscriber,
   type KvEventSubscriberOptions,
-  type KvEventSubscriberStats,
-  type KvEventTarget,
-  loadKvPeers,
-} from './subscriber.js';
-import { KV_TRANSLATOR_OPTIONS } from './translator.js';
+  type KvPerWorkerOption,
+} from './subscriber-options.js';
 import type { Zmq } from './zeromq.js';
 
 /** The port vLLM and SGLang publish KV events on by default (`tcp://*:5557`). @public */
@@ -36,24 +35,13 @@ export interface KvEventSource {
   readonly model?: string;
 }
 
-/** Options of a {@link KvEventFeed}. @public */
-export interface KvEventFeedOptions
-  extends Pick<
-    KvEventSubscriberOptions,
-    | 'topic'
-    | 'pageSize'
-    | 'maxBlocks'
-    | 'reconnectIntervalMs'
-    | 'reconnectMaxIntervalMs'
-    | 'replayTimeoutMs'
-    | 'maxReplayBatches'
-    | 'highWaterMark'
-    | 'warmup'
-    | 'limits'
-    | 'clock'
-    | 'logger'
-    | 'onEvent'
-  > {
+/**
+ * Options of a {@link KvEventFeed}: every option of a {@link KvEventSubscriber} but those each
+ * worker has of its own (its URL, endpoints, rank, model and target), passed to each subscriber.
+ *
+ * @public
+ */
+export interface KvEventFeedOptions extends Omit<KvEventSubscriberOptions, KvPerWorkerOption> {
   /** The registry whose workers are followed. */
   readonly registry: WorkerRegistry;
   /**
@@ -167,30 +155,14 @@ export class KvEventFeed {
     if (options.source !== undefined && typeof options.source !== 'function')
       fail('kvEventFeed.source', 'a function of the worker', options.source);
     for (const key of Object.keys(options)) {
-      if (!FEED_KEYS.includes(key as (typeof FEED_KEYS)[number])) {
+      if (!FEED_KEYS.includes(key)) {
         throw invalidArgument(
           `kvEventFeed.${key} is not an option of kvEventFeed (options: ${FEED_KEYS.join(', ')})`,
         );
       }
     }
     // The subscribers' options, checked once here rather than failing worker by worker.
-    const passed = pick(options);
-    KV_SUBSCRIBER_OPTIONS.read(
-      pickKeys(passed, KV_SUBSCRIBER_OPTIONS.keys),
-      undefined,
-      'kvEventFeed',
-    );
-    KV_TRANSLATOR_OPTIONS.read(
-      pickKeys(passed, ['pageSize', 'maxBlocks']),
-      undefined,
-      'kvEventFeed',
-    );
-    resolveKvDecodeLimits(options.limits);
-    if (options.clock !== undefined && typeof options.clock !== 'function')
-      fail('kvEventFeed.clock', 'a function', options.clock);
-    readLogger('kvEventFeed.logger', options.logger);
-    if (options.onEvent !== undefined && typeof options.onEvent !== 'function')
-      fail('kvEventFeed.onEvent', 'a function', options.onEvent);
+    checkSharedSubscriberOptions(pick(options), 'kvEventFeed');
     this.#options = options;
     this.#zmq = zmq;
     this.#decode = decode;
@@ -304,11 +276,42 @@ export class KvEventFeed {
     this.#followed.set(worker.url, followed);
   }
 
+  /**
+   * Closes a worker's subscriber and, with `clear`, clears its blocks in the target. Never
+   * rejects: a target that throws on the clear is reported (`targetError`, the
+   * `FLEETROUTE_KV_TARGET_THREW` line) like a subscriber's, and the feed goes on.
+   */
   async #stop(f: Followed, clear: boolean): Promise<void> {
     f.closed = true;
     const subscriber = await f.subscriber;
     await subscriber?.close();
-    if (clear) f.target.applyKvEvents(f.worker.url, [{ type: 'cleared' }]);
+    if (!clear) return;
+    try {
+      f.target.applyKvEvents(f.worker.url, [{ type: 'cleared' }]);
+    } catch (error) {
+      this.#targetThrew(f, subscriber?.endpoint ?? f.source.endpoint, error);
+    }
+  }
+
+  #targetThrew(f: Followed, endpoint: string, error: unknown): void {
+    const workerUrl = f.worker.url;
+    const { onEvent, logger } = this.#options;
+    if (onEvent !== undefined) {
+      try {
+        onEvent({ type: 'targetError', workerUrl, endpoint, error });
+      } catch {
+        // The hook is the caller's; the feed goes on.
+      }
+    }
+    if (logger === undefined) return;
+    const why = error instanceof Error ? error.message : String(error);
+    log(
+      logger,
+      'error',
+      'FLEETROUTE_KV_TARGET_THREW',
+      `the kv event target threw (${why}) while a removed worker's blocks were cleared (${workerUrl}, ${endpoint})`,
+      { workerUrl, endpoint },
+    );
   }
 
   #sourceOf(worker: Worker): KvEventSource | undefined {
@@ -337,37 +340,18 @@ function sameSource(a: KvEventSource, b: KvEventSource): boolean {
   return a.endpoint === b.endpoint && a.replayEndpoint === b.replayEndpoint && a.model === b.model;
 }
 
-/** The subscriber options a feed passes through. */
-const PASSED = [
-  'topic',
-  'pageSize',
-  'maxBlocks',
-  'reconnectIntervalMs',
-  'reconnectMaxIntervalMs',
-  'replayTimeoutMs',
-  'maxReplayBatches',
-  'highWaterMark',
-  'warmup',
-  'limits',
-  'clock',
-  'logger',
-  'onEvent',
-] as const;
+/** The subscriber options a feed passes through: all but those each worker has of its own. */
+const PASSED: readonly string[] = KV_SUBSCRIBER_OPTIONS.keys.filter(
+  (key) => !isPerWorkerOption(key),
+);
 
-const FEED_KEYS = ['registry', 'target', 'source', ...PASSED] as const;
+const FEED_KEYS: readonly string[] = ['registry', 'target', 'source', ...PASSED];
 
 function pick(o: KvEventFeedOptions): Partial<KvEventSubscriberOptions> {
-  return pickKeys(
-    o as unknown as Record<string, unknown>,
-    PASSED,
-  ) as Partial<KvEventSubscriberOptions>;
-}
-
-function pickKeys(o: object, keys: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of keys) {
-    const value = (o as Record<string, unknown>)[key];
+  for (const key of PASSED) {
+    const value = (o as unknown as Record<string, unknown>)[key];
     if (value !== undefined) out[key] = value;
   }
-  return out;
+  return out as Partial<KvEventSubscriberOptions>;
 }

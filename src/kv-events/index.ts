@@ -19,13 +19,14 @@ export type { KvEventMessage } from './frames.js';
 export { KV_EVENT_END_SEQ, readKvEventFrames } from './frames.js';
 export type { MsgpackDecode } from './msgpack.js';
 export { loadMsgpackDecode } from './msgpack.js';
+export { KvEventSubscriber } from './subscriber.js';
 export type {
-  KvEventSubscriberOptions,
   KvEventSubscriberState,
   KvEventSubscriberStats,
   KvEventTarget,
   KvSubscriberEvent,
-} from './subscriber.js';
-export { KvEventSubscriber, kvEventEndpointOfRank } from './subscriber.js';
+} from './subscriber-events.js';
+export type { KvEventSubscriberOptions, KvPerWorkerOption } from './subscriber-options.js';
+export { kvEventEndpointOfRank } from './subscriber-options.js';
 export type { KvEventTranslatorOptions, KvEventTranslatorStats } from './translator.js';
 export { KvEventTranslator } from './translator.js';

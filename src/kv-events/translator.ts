@@ -7,11 +7,12 @@
  *
  * @module
  */
-import { blockHashHalves, blockKey, hashOfHalves } from '../cache/block-hashes.js';
+import { blockHashHalves, blockKey, hashOfHalves, PAGE_SIZE } from '../cache/block-hashes.js';
 import type { KvEvent } from '../cache/kv-event-store.js';
 import { invalidArgument } from '../core/errors.js';
 import { integer, OptionTable } from '../core/option-table.js';
 import type { EngineEvent } from './batch-decoder.js';
+import { EngineBlocks, NONE } from './engine-blocks.js';
 
 /** Options of a {@link KvEventTranslator}. @public */
 export interface KvEventTranslatorOptions {
@@ -27,8 +28,9 @@ export interface KvEventTranslatorOptions {
    */
   readonly model?: string;
   /**
-   * Most engine blocks remembered. Past it, the oldest are forgotten and reported removed, so the
-   * index never holds a block whose removal could no longer be translated. @defaultValue 1048576
+   * Most engine blocks remembered. Past it, the least recently stored are forgotten and reported
+   * removed, so the index never holds a block whose removal could no longer be translated.
+   * Forgetting one costs O(1). @defaultValue 1048576
    */
   readonly maxBlocks?: number;
 }
@@ -38,7 +40,7 @@ export const KV_TRANSLATOR_OPTIONS = new OptionTable(
   'kvEventTranslator',
   'KvEventTranslatorOptions',
   {
-    pageSize: integer(16, 1, 4096),
+    pageSize: PAGE_SIZE,
     maxBlocks: integer(1_048_576, 1, 2 ** 30),
   },
   // Read apart: a string, not a bounded number.
@@ -80,13 +82,6 @@ const FULL_ATTENTION: ReadonlySet<string> = new Set([
   'sink_full_attention',
 ]);
 
-/** One remembered engine block: the model it was filed under and its fleetroute keys. */
-interface BlockEntry {
-  readonly model: string | undefined;
-  /** Halves of its keys: `[hi0, lo0, hi1, lo1, …]`, `blockSize / pageSize` keys. */
-  readonly keys: Uint32Array;
-}
-
 /** Where a translation goes: bigint `KvEvent`s, or index keys. */
 interface Emitter {
   /** `total` keys stored, as halves `hi[k]`, `lo[k]`. */
@@ -116,11 +111,19 @@ export type KvKeySink = (
  *   file the blocks under a prefix they do not have. Blocks of another KV group or attention
  *   kind, another medium, or with extra keys are skipped and counted: their cache is not the
  *   prompt's prefix alone.
+ *   A hash stored again replaces its block: the keys it had are reported removed first (unless
+ *   they are the new keys, under the same model), so no key outlives the hash that could remove
+ *   it.
  * - `removed`: the keys stored for each engine hash; unknown hashes are counted.
  * - `cleared`: everything this worker held, for every model.
  *
- * Cost: one xxh64 per `pageSize` tokens stored, O(1) map work per engine block; memory about
- * 100 bytes per remembered engine block plus 8 bytes per key, bounded by `maxBlocks`.
+ * Past `maxBlocks` the least recently stored blocks are forgotten and reported removed, so the
+ * blocks remembered, and the keys the index holds from them, never exceed `maxBlocks` once a
+ * batch is translated.
+ *
+ * Cost: one xxh64 per `pageSize` tokens stored, O(1) per engine block stored, removed or
+ * forgotten; memory about 150 bytes per remembered engine block plus 8 bytes per key, bounded by
+ * `maxBlocks`.
  *
  * @public
  */
@@ -128,7 +131,9 @@ export class KvEventTranslator {
   readonly #pageSize: number;
   readonly #model: string | undefined;
   readonly #maxBlocks: number;
-  readonly #blocks = new Map<bigint, BlockEntry>();
+  readonly #blocks = new EngineBlocks();
+  /** Stored events translated, the stamp of the blocks each stores. */
+  #storedEvents = 0;
   #hi = new Uint32Array(64);
   #lo = new Uint32Array(64);
   #storedBlocks = 0;
@@ -279,14 +284,16 @@ export class KvEventTranslator {
     }
     let seedHi = 0;
     let seedLo = 0;
+    const blocks = this.#blocks;
     if (event.parent !== undefined) {
-      const parent = this.#blocks.get(event.parent);
-      if (parent === undefined) {
+      const parent = blocks.slotOf(event.parent);
+      if (parent === NONE) {
         this.#orphans++;
         return;
       }
-      seedHi = parent.keys[parent.keys.length - 2]!;
-      seedLo = parent.keys[parent.keys.length - 1]!;
+      const keys = blocks.keysAt(parent);
+      seedHi = keys[keys.length - 2]!;
+      seedLo = keys[keys.length - 1]!;
     }
     const perBlock = blockSize / page;
     const total = count * perBlock;
@@ -298,6 +305,12 @@ export class KvEventTranslator {
     const lo = this.#lo;
     blockHashHalves(event.tokenIds, page, total, hi, lo, seedHi, seedLo);
     const model = event.loraName ?? this.#model;
+    const stamp = ++this.#storedEvents;
+    // Blocks whose hash is stored again: their old keys go before the new keys are stored (they
+    // may be another block's new keys); a hash listed twice in this event loses its earlier
+    // block after (its keys are this event's alone).
+    let before: Map<string | undefined, number[]> | undefined;
+    let after: Map<string | undefined, number[]> | undefined;
     for (let b = 0; b < count; b++) {
       const keys = new Uint32Array(2 * perBlock);
       for (let j = 0; j < perBlock; j++) {
@@ -306,51 +319,70 @@ export class KvEventTranslator {
         keys[2 * j + 1] = lo[k]!;
       }
       const engineHash = event.hashes[b]!;
-      // A block stored again moves to the back of the forgetting order.
-      this.#blocks.delete(engineHash);
-      this.#blocks.set(engineHash, { model, keys });
+      const known = blocks.slotOf(engineHash);
+      if (known !== NONE) {
+        const oldModel = blocks.modelAt(known);
+        const oldKeys = blocks.keysAt(known);
+        if (blocks.stampAt(known) === stamp) appendKeys((after ??= new Map()), oldModel, oldKeys);
+        else if (oldModel !== model || !sameKeys(oldKeys, keys))
+          appendKeys((before ??= new Map()), oldModel, oldKeys);
+      }
+      blocks.store(engineHash, model, keys, stamp);
     }
     this.#storedBlocks += count;
+    if (before !== undefined) pushRemoved(before, out);
     out.stored(model, hi, lo, total);
-    if (this.#blocks.size > this.#maxBlocks) this.#evict(out);
+    if (after !== undefined) pushRemoved(after, out);
+    if (blocks.size > this.#maxBlocks) this.#evict(out);
   }
 
   #remove(engineHashes: readonly bigint[], out: Emitter): void {
     const byModel = new Map<string | undefined, number[]>();
+    const blocks = this.#blocks;
     for (const engineHash of engineHashes) {
-      const entry = this.#blocks.get(engineHash);
-      if (entry === undefined) {
+      const slot = blocks.slotOf(engineHash);
+      if (slot === NONE) {
         this.#unknownRemoved++;
         continue;
       }
-      this.#blocks.delete(engineHash);
+      appendKeys(byModel, blocks.modelAt(slot), blocks.keysAt(slot));
+      blocks.delete(slot);
       this.#removedBlocks++;
-      appendKeys(byModel, entry);
     }
     pushRemoved(byModel, out);
   }
 
-  /** Forgets the oldest blocks down to `maxBlocks`, reporting their keys removed. */
+  /** Forgets the least recently stored blocks down to `maxBlocks`, reporting them removed. */
   #evict(out: Emitter): void {
     const byModel = new Map<string | undefined, number[]>();
-    for (const [engineHash, entry] of this.#blocks) {
-      if (this.#blocks.size <= this.#maxBlocks) break;
-      this.#blocks.delete(engineHash);
+    const blocks = this.#blocks;
+    while (blocks.size > this.#maxBlocks) {
+      const slot = blocks.oldest;
+      appendKeys(byModel, blocks.modelAt(slot), blocks.keysAt(slot));
+      blocks.delete(slot);
       this.#evicted++;
-      appendKeys(byModel, entry);
     }
     pushRemoved(byModel, out);
   }
 }
 
-function appendKeys(byModel: Map<string | undefined, number[]>, entry: BlockEntry): void {
-  let list = byModel.get(entry.model);
+function appendKeys(
+  byModel: Map<string | undefined, number[]>,
+  model: string | undefined,
+  keys: Uint32Array,
+): void {
+  let list = byModel.get(model);
   if (list === undefined) {
     list = [];
-    byModel.set(entry.model, list);
+    byModel.set(model, list);
   }
-  const keys = entry.keys;
   for (let i = 0; i < keys.length; i++) list.push(keys[i]!);
+}
+
+function sameKeys(a: Uint32Array, b: Uint32Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function pushRemoved(byModel: Map<string | undefined, number[]>, out: Emitter): void {

@@ -26,7 +26,10 @@ export interface ZmqSocket {
   receive(): Promise<Uint8Array[]>;
   readonly closed: boolean;
   readonly events: {
-    on(type: 'connect' | 'disconnect', listener: (event: { address: string }) => void): unknown;
+    on(
+      type: 'connect' | 'handshake' | 'disconnect',
+      listener: (event: { address: string }) => void,
+    ): unknown;
   };
 }
 

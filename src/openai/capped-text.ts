@@ -4,7 +4,7 @@
  * @module
  * @internal
  */
-import { isHighSurrogate } from './content-digest.js';
+import { isHighSurrogate } from '../core/content-digest.js';
 
 /**
  * @internal Pieces appended in order, kept up to `cap` UTF-16 code units. The result is the

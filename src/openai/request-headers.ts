@@ -5,9 +5,10 @@
  * @module
  * @internal
  */
+
+import { keyWithin } from '../core/content-digest.js';
 import { type RequestHeaders, readHeader } from '../core/headers.js';
 import { fail } from '../core/options.js';
-import { contentDigest } from './content-digest.js';
 
 /** @internal Longest header value passed to the policies; a longer one is left out. */
 export const MAX_POLICY_HEADER_VALUE = 8_192;
@@ -80,8 +81,7 @@ export function routingKeyOf(
     const value = body[field];
     if (typeof value === 'string' && value !== '') key = value;
   }
-  if (key === undefined || key.length <= maxLength) return key;
-  return `#${contentDigest(key, 'routing key')}`;
+  return key === undefined ? undefined : keyWithin(key, maxLength);
 }
 
 /**

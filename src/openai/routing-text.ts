@@ -5,9 +5,10 @@
  * @module
  * @internal
  */
+
+import { contentDigest } from '../core/content-digest.js';
 import { fail } from '../core/options.js';
 import { CappedText } from './capped-text.js';
-import { contentDigest } from './content-digest.js';
 
 type Fields = Readonly<Record<string, unknown>>;
 

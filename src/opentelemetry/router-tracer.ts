@@ -5,6 +5,7 @@
  * @module
  * @internal
  */
+import { isHighSurrogate } from '../core/content-digest.js';
 import { FleetRouteError } from '../core/errors.js';
 import { fail } from '../core/options.js';
 import type { SelectRequest } from '../policies/policy.js';
@@ -110,10 +111,11 @@ export class RouterTracer implements RouterTracing {
     const parent = readParent(this.#p.api, options?.context);
     const { tracer, api, meters, operationName, callAttributes } = this.#p;
     const model = modelOf(request);
+    const shown = model === undefined ? undefined : spanModel(model);
     const attributes: OpenTelemetryAttributes = { ...callAttributes };
-    if (model !== undefined) attributes['gen_ai.request.model'] = model;
+    if (shown !== undefined) attributes['gen_ai.request.model'] = shown;
     const span = tracer.startSpan(
-      model === undefined ? operationName : `${operationName} ${model}`,
+      shown === undefined ? operationName : `${operationName} ${shown}`,
       { kind: api.SpanKind.CLIENT, attributes },
       parent,
     );
@@ -349,6 +351,26 @@ function modelOf(request: unknown): string | undefined {
   if (typeof request !== 'object' || request === null) return undefined;
   const model = (request as { model?: unknown }).model;
   return typeof model === 'string' && model.length > 0 ? model : undefined;
+}
+
+/** Most UTF-16 code units of a request's `model` copied into a span's name and attributes. */
+const MAX_SPAN_MODEL = 256;
+
+const utf8 = { encoder: new TextEncoder(), decoder: new TextDecoder() };
+
+/**
+ * `model` as a span shows it: whole up to {@link MAX_SPAN_MODEL} code units, else its first
+ * {@link MAX_SPAN_MODEL} (one fewer when the cut would split a surrogate pair), copied — a
+ * slice could keep the whole client string alive as long as the span — with any lone surrogate
+ * as U+FFFD. The model comes from the client: a span never holds more of it than that.
+ * Cost: O(1); a long model costs one encode and decode of 256 characters.
+ */
+function spanModel(model: string): string {
+  if (model.length <= MAX_SPAN_MODEL) return model;
+  const end = isHighSurrogate(model.charCodeAt(MAX_SPAN_MODEL - 1))
+    ? MAX_SPAN_MODEL - 1
+    : MAX_SPAN_MODEL;
+  return utf8.decoder.decode(utf8.encoder.encode(model.slice(0, end)));
 }
 
 /** The call span's parent: the given context, else the active one. */

@@ -47,7 +47,8 @@ export interface TracedExecuteOptions {
 export interface RouterTracing {
   /**
    * `router.execute(request, send, { signal })` under one span (kind CLIENT, named
-   * `{operation} {model}`) covering every attempt and wait, with a child span per attempt
+   * `{operation} {model}`, the request's model cut to its first 256 characters, as in
+   * `gen_ai.request.model`) covering every attempt and wait, with a child span per attempt
    * (`fleetroute.attempt`, kind CLIENT). Each `send` runs inside its attempt span's context and
    * receives the span's propagation headers in `context.headers`. The call span gets status
    * ERROR and `error.type` when the call throws, or returns a response whose status the worker's

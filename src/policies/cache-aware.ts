@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { PAGE_SIZE } from '../cache/block-hashes.js';
 import type { KvEvent } from '../cache/kv-event-store.js';
 import type { RadixTree } from '../cache/radix-tree.js';
 import { custom, duration, integer, number, oneOf } from '../core/option-table.js';
@@ -173,7 +174,7 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
   maxTreeSize: integer(2_097_152, 1, 2 ** 40),
   maxTotalSize: integer(134_217_728, 1, 2 ** 50),
   evictionIntervalMs: duration(120_000),
-  pageSize: integer(16, 1, 4096),
+  pageSize: PAGE_SIZE,
   kvUsageSpreadThreshold: optionalShare,
   kvUsageCeiling: optionalShare,
   staleAfterMs: duration(30_000),
@@ -248,6 +249,8 @@ export class CacheAwarePolicy implements Policy {
   /** What shared state reads and writes of the prefix placements, built on first use. */
   #sharing: PrefixSharing | undefined;
 
+  readonly #pageSize: number;
+
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: CacheAwareConfig = {}) {
     const { options: o, clock } = readPolicyConfig(CACHE_AWARE_OPTIONS, config);
@@ -260,6 +263,7 @@ export class CacheAwarePolicy implements Policy {
     this.#scan = new CandidateScan(spread, ceiling, this.#loads, this.#placement);
     this.#clock = clock;
     this.#caches = new ModelCaches(o.maxTreeSize, o.maxTotalSize, o.pageSize);
+    this.#pageSize = o.pageSize;
     this.#eventMode = new EventMode(this.#caches, this.#scan, this.#reasons, o, clock);
     this.#treeMode = new TreeMode(this.#caches, this.#scan, this.#reasons, o, () => this.evict());
   }
@@ -314,6 +318,14 @@ export class CacheAwarePolicy implements Policy {
       fail('applyKvEvents.workerUrl', 'a worker URL', workerUrl);
     if (!Array.isArray(events)) fail('applyKvEvents.events', 'an array of KV events', events);
     this.#eventMode.apply(workerUrl, events);
+  }
+
+  /**
+   * @internal The tokens per block of the keys event mode matches (`pageSize`): a KV-event feeder
+   * with another page size is refused, since none of its keys would match.
+   */
+  get kvPageSize(): number {
+    return this.#pageSize;
   }
 
   /**

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { keyWithin } from '../core/content-digest.js';
 import { IdentityMemo } from '../core/identity-memo.js';
 import { boolean, integer, oneOf } from '../core/option-table.js';
 import type { Clock } from '../resilience/clock.js';
@@ -65,7 +66,9 @@ export interface ManualConfig extends CommonPolicyConfig {
   readonly sweepIntervalMs?: number;
   /**
    * Most keys held; a new key beyond it evicts the least recently used one. Memory: about
-   * 150 bytes per key plus the key string (100,000 keys of 32 characters: about 18 MB).
+   * 250 bytes per key of 32 characters (100,000 keys: about 25 MB). A key longer than 256
+   * characters is held as its 17-character digest, so 100,000 keys cost at most about 45 MB
+   * whatever their length.
    *
    * @defaultValue 100000
    */
@@ -84,6 +87,18 @@ export interface ManualConfig extends CommonPolicyConfig {
 // Set by the class's static block; read by `manualSnapshotOf`.
 let tableOf: (policy: ManualPolicy) => KeyTable;
 
+/**
+ * Longest key `manual` holds as it is (UTF-16 code units, after the leg's namespace); a longer
+ * one is held as `#` and the 16 hex digits of its digest, as the OpenAI front's routing key is.
+ */
+const MAX_KEY_LENGTH = 256;
+
+/** The key `select` files `request` under, bounded by {@link MAX_KEY_LENGTH}. */
+function keyOfRequest(identityHeaders: boolean, request: SelectRequest | undefined) {
+  const key = identityHeaders ? routingKey(request) : explicitKey(request);
+  return key === undefined ? undefined : keyWithin(key, MAX_KEY_LENGTH);
+}
+
 /** @internal The options of `manual`. */
 export const MANUAL_OPTIONS = policyOptions('manual', 'ManualConfig', {
   mode: oneOf(MANUAL_MODES, 'random'),
@@ -101,7 +116,8 @@ export const MANUAL_OPTIONS = policyOptions('manual', 'ManualConfig', {
  * join; here a new worker only receives new keys). It costs memory per key, which a ring does not.
  *
  * The key is `request.routingKey`, else the `x-fleetroute-routing-key` header (identity headers
- * only with `identityHeaders`), namespaced `prefill:` / `decode:` on those legs. A request
+ * only with `identityHeaders`), namespaced `prefill:` / `decode:` on those legs; a key longer
+ * than 256 characters is held as `#` and the 16 hex digits of its digest. A request
  * without a key gets the mode's choice and stores nothing. A key with no entry is placed by the
  * mode and stored. A key holds up to two workers, and every use refreshes it:
  * - primary available → primary (a recovered primary wins its key back);
@@ -236,9 +252,9 @@ export class ManualPolicy implements Policy {
     tableOf = (policy) => policy.#table;
   }
 
-  /** The routing key of `request`: explicit only, or identity headers too. */
+  /** The routing key of `request` (explicit only, or identity headers too), bounded. */
   #keyOf(request: SelectRequest | undefined): string | undefined {
-    return this.#identityHeaders ? routingKey(request) : explicitKey(request);
+    return keyOfRequest(this.#identityHeaders, request);
   }
 
   /**

@@ -4,6 +4,7 @@
  * @module
  */
 import { FleetRouteError } from '../core/errors.js';
+import { log } from '../core/logger.js';
 import { callback, custom, derived, integer, OptionTable, oneOf } from '../core/option-table.js';
 import { readEnum, readInteger, readObject } from '../core/options.js';
 import {
@@ -47,7 +48,7 @@ export interface WorkerRegistryOptions {
   readonly clock?: Clock;
   /**
    * Called when an event listener throws. The registry and the other listeners are unaffected
-   * either way. @defaultValue emits a process warning with code `FLEETROUTE_LISTENER_ERROR`
+   * either way. @defaultValue emits a process warning with code `FLEETROUTE_LISTENER_THREW`
    */
   readonly onListenerError?: (error: unknown, event: WorkerEvent) => void;
 }
@@ -128,42 +129,39 @@ export interface ResolvedRegistryOptions {
 }
 
 /** @internal The registry's options. */
-export const REGISTRY_OPTIONS = new OptionTable(
-  'options',
-  'WorkerRegistryOptions',
-  {
-    virtualNodes: integer(DEFAULT_VIRTUAL_NODES, 1, 10_000),
-    defaultStatus: oneOf(WORKER_STATUSES, 'pending'),
-    circuitBreaker: custom<ResolvedCircuitBreakerConfig>(
-      derived(() => resolveCircuitBreakerConfig(undefined, 'options.circuitBreaker')),
-      (field, value) => resolveCircuitBreakerConfig(value, field),
-      'the `CircuitBreakerConfig` defaults',
-    ),
-    eventBufferSize: integer(1024, 1, 1_000_000),
-    clock: callback<Clock>('a function', monotonicClock, '`performance.now`'),
-    onListenerError: callback<ResolvedRegistryOptions['onListenerError']>(
-      'a function',
-      (error, event) => warnListenerError(error, event),
-      'emits a process warning',
-    ),
-  },
-  'any',
-);
+export const REGISTRY_OPTIONS = new OptionTable('WorkerRegistry', 'WorkerRegistryOptions', {
+  virtualNodes: integer(DEFAULT_VIRTUAL_NODES, 1, 10_000),
+  defaultStatus: oneOf(WORKER_STATUSES, 'pending'),
+  circuitBreaker: custom<ResolvedCircuitBreakerConfig>(
+    derived(() => resolveCircuitBreakerConfig(undefined, 'options.circuitBreaker')),
+    (field, value) => resolveCircuitBreakerConfig(value, field),
+    'the `CircuitBreakerConfig` defaults',
+  ),
+  eventBufferSize: integer(1024, 1, 1_000_000),
+  clock: callback<Clock>('a function', monotonicClock, '`performance.now`'),
+  onListenerError: callback<ResolvedRegistryOptions['onListenerError']>(
+    'a function',
+    (error, event) => warnListenerError(error, event),
+    'emits a process warning',
+  ),
+});
 
 /**
  * Validates the registry options before any state exists, one reader per field.
  *
- * @throws FleetRouteError `INVALID_ARGUMENT` naming the first bad option.
+ * @throws FleetRouteError `INVALID_ARGUMENT` naming the first bad or unknown option.
  * @internal
  */
 export function resolveRegistryOptions(options: unknown): ResolvedRegistryOptions {
-  return REGISTRY_OPTIONS.read(options) as ResolvedRegistryOptions;
+  return REGISTRY_OPTIONS.read(options, undefined, 'options') as ResolvedRegistryOptions;
 }
 
 function warnListenerError(error: unknown, event: WorkerEvent): void {
-  process.emitWarning(
+  log(
+    undefined,
+    'warn',
+    'FLEETROUTE_LISTENER_THREW',
     `a WorkerEvent listener threw while handling '${event.type}' (seq ${event.seq}): ${String(error)}`,
-    { code: 'FLEETROUTE_LISTENER_ERROR' },
   );
 }
 

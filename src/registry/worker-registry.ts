@@ -13,12 +13,10 @@ import {
 } from '../resilience/circuit-breaker-config.js';
 import { type RetryConfig, resolveRetryConfig } from '../resilience/retry-config.js';
 import type { HashRing } from '../ring/hash-ring.js';
-import { type Worker, workerInternals } from '../workers/worker.js';
-import { WorkerRuntime } from '../workers/worker-runtime.js';
+import type { Worker } from '../workers/worker.js';
 import {
   isWildcardModel,
   MAX_MODEL_ID_LENGTH,
-  type ResolvedWorkerSpec,
   resolveWorkerSpec,
   WORKER_STATUSES,
   WORKER_TYPES,
@@ -32,14 +30,12 @@ import {
   parseWorkerUrl,
 } from '../workers/worker-url.js';
 import { EventHub, type StreamItem } from './event-hub.js';
-import { ModelRetryConfigs } from './model-retry-configs.js';
 import {
   checkRevision,
   type EventsOptions,
   type RegisterOrReplaceResult,
   type RegistrySnapshot,
   type RegistryStats,
-  type ResolvedRegistryOptions,
   type RevisionOptions,
   readExpectedRevision,
   readTransitionOptions,
@@ -48,6 +44,7 @@ import {
   type TransitionOptions,
   type WorkerRegistryOptions,
 } from './registry-options.js';
+import { RegistryState } from './registry-state.js';
 import { type LockHooks, UrlLocks } from './url-locks.js';
 import { WorkerBreakers } from './worker-breakers.js';
 import type { WorkerEvent, WorkerEventMap } from './worker-event.js';
@@ -118,15 +115,12 @@ export const registryInternals: RegistryInternals = {
  */
 export class WorkerRegistry {
   // Lock order: a mutation takes exactly one URL lock and never another while holding it.
-  readonly #index: WorkerIndex;
   readonly #locks: UrlLocks;
+  /** What the mutations change, under their lock; `#index` and `#hub` are its own, for reads. */
+  readonly #state: RegistryState;
+  readonly #index: WorkerIndex;
   readonly #hub: EventHub;
-  readonly #options: ResolvedRegistryOptions;
-  readonly #reserved = new Map<string, string>();
-  readonly #retryConfigs = new ModelRetryConfigs();
-  #nextId = 1;
   #closed = false;
-  readonly #breakers: WorkerBreakers;
 
   // ─── 1. Construction & subscription ─────────────────────────────────────────────────────
 
@@ -138,23 +132,24 @@ export class WorkerRegistry {
         'a WorkerRegistry is created with `await WorkerRegistry.create(options)`, not `new`',
       );
     }
-    this.#options = resolveRegistryOptions(options);
-    this.#breakers = new WorkerBreakers(this.#options.circuitBreaker, this.#options.clock);
+    const o = resolveRegistryOptions(options);
     this.#locks = new UrlLocks(lockHooks);
-    this.#hub = new EventHub(this.#options.eventBufferSize, this.#options.onListenerError);
-    this.#index = new WorkerIndex(hasher, this.#options.virtualNodes);
+    this.#hub = new EventHub(o.eventBufferSize, o.onListenerError);
+    this.#index = new WorkerIndex(hasher, o.virtualNodes);
+    const breakers = new WorkerBreakers(o.circuitBreaker, o.clock);
+    this.#state = new RegistryState(this.#index, this.#hub, breakers, o.defaultStatus);
   }
 
   static {
     newRegistry = (hasher, options, hooks) => new WorkerRegistry(hasher, options, hooks);
-    registryInternals.claimedBreakerDefaults = (registry) => registry.#breakers.claimed;
+    registryInternals.claimedBreakerDefaults = (registry) => registry.#state.breakers.claimed;
     registryInternals.claimBreakerDefaults = (registry, owner, config) => {
       registry.#assertOpen();
-      registry.#breakers.claim(owner, config);
-      registry.#refreshBreakers();
+      registry.#state.breakers.claim(owner, config);
+      registry.#state.refreshBreakers();
     };
     registryInternals.releaseBreakerDefaults = (registry, owner) =>
-      registry.#breakers.release(owner);
+      registry.#state.breakers.release(owner);
   }
 
   /**
@@ -243,11 +238,12 @@ export class WorkerRegistry {
    */
   getIdByUrl(url: string): string | undefined {
     if (typeof url !== 'string') return undefined;
-    const id = this.#index.idByUrl(url) ?? this.#reserved.get(url);
+    const id = this.#state.idOf(url);
     if (id !== undefined) return id;
     const normalised = normalisedUrlOrUndefined(url);
-    if (normalised === undefined || normalised === url) return undefined;
-    return this.#index.idByUrl(normalised) ?? this.#reserved.get(normalised);
+    return normalised === undefined || normalised === url
+      ? undefined
+      : this.#state.idOf(normalised);
   }
 
   /**
@@ -317,7 +313,7 @@ export class WorkerRegistry {
   stats(): RegistryStats {
     return {
       ...this.#index.counts(),
-      reservations: this.#reserved.size,
+      reservations: this.#state.reservations,
       eventsEmitted: this.#hub.seq,
       listenerErrors: this.#hub.listenerErrors,
       subscribers: this.#hub.subscribers,
@@ -335,7 +331,7 @@ export class WorkerRegistry {
       seq: this.#hub.seq,
       workers: this.#index.all().map((w) => w.toJSON()),
       models: this.#index.explicitMembers(),
-      retryConfigs: this.#retryConfigs.toObject(),
+      retryConfigs: this.#state.retryConfigs.toObject(),
     };
   }
 
@@ -347,7 +343,7 @@ export class WorkerRegistry {
    *   or `undefined`. O(1).
    */
   getRetryConfig(model: string): RetryConfig | undefined {
-    return this.#retryConfigs.get(model);
+    return this.#state.retryConfigs.get(model);
   }
 
   // ─── 5. Write: mutation primitives ─────────────────────────────────────────────────────
@@ -372,7 +368,7 @@ export class WorkerRegistry {
       if (this.#index.idByUrl(resolved.url) !== undefined) {
         throw new FleetRouteError('DUPLICATE_URL', `a live worker already has URL ${resolved.url}`);
       }
-      return this.#registerLocked(resolved);
+      return this.#state.register(resolved);
     });
   }
 
@@ -392,8 +388,8 @@ export class WorkerRegistry {
       this.#assertOpen();
       const id = this.#index.idByUrl(resolved.url);
       const current = id === undefined ? undefined : this.#index.get(id);
-      if (current === undefined) return { worker: this.#registerLocked(resolved), replaced: false };
-      return { worker: this.#replaceLocked(current, resolved), replaced: true };
+      if (current === undefined) return { worker: this.#state.register(resolved), replaced: false };
+      return { worker: this.#state.replace(current, resolved), replaced: true };
     });
   }
 
@@ -425,7 +421,7 @@ export class WorkerRegistry {
       this.#assertOpen();
       const current = this.#liveOrThrow(id);
       checkRevision(current, expected);
-      return this.#replaceLocked(current, resolved);
+      return this.#state.replace(current, resolved);
     });
   }
 
@@ -454,12 +450,7 @@ export class WorkerRegistry {
       this.#assertOpen();
       const worker = this.#liveOrThrow(id);
       checkRevision(worker, expectedRevision);
-      const runtime = workerInternals.runtimeOf(worker);
-      const from = runtime.status;
-      if (from === to || (onlyFrom !== undefined && from !== onlyFrom)) return undefined;
-      runtime.status = to;
-      this.#hub.emit({ type: 'statusChanged', seq: 0, workerId: id, worker, from, to });
-      return { from, to };
+      return this.#state.setStatus(worker, to, onlyFrom);
     });
   }
 
@@ -479,8 +470,8 @@ export class WorkerRegistry {
    */
   setCircuitBreakerDefaults(config: CircuitBreakerConfig | ResolvedCircuitBreakerConfig): void {
     this.#assertOpen();
-    this.#breakers.setDefaults(resolveCircuitBreakerConfig(config, 'circuitBreaker'));
-    this.#refreshBreakers();
+    this.#state.breakers.setDefaults(resolveCircuitBreakerConfig(config, 'circuitBreaker'));
+    this.#state.refreshBreakers();
   }
 
   /**
@@ -501,7 +492,7 @@ export class WorkerRegistry {
       resolveRetryConfig(config, 'config'); // a bad config is reported first
       throw new FleetRouteError('NOT_FOUND', `no live worker serves model ${JSON.stringify(id)}`);
     }
-    this.#retryConfigs.set(id, config);
+    this.#state.retryConfigs.set(id, config);
   }
 
   /**
@@ -519,14 +510,7 @@ export class WorkerRegistry {
     const normalised = parseWorkerUrl(url).url;
     return this.#locks.run(normalised, () => {
       this.#assertOpen();
-      const live = this.#index.idByUrl(normalised);
-      if (live !== undefined) return live;
-      let id = this.#reserved.get(normalised);
-      if (id === undefined) {
-        id = this.#newId();
-        this.#reserved.set(normalised, id);
-      }
-      return id;
+      return this.#state.reserve(normalised);
     });
   }
 
@@ -548,7 +532,7 @@ export class WorkerRegistry {
     return this.#locks.run(worker.url, () => {
       this.#assertOpen();
       const current = this.#index.get(id);
-      return current === undefined ? undefined : this.#removeLocked(current);
+      return current === undefined ? undefined : this.#state.remove(current);
     });
   }
 
@@ -567,56 +551,14 @@ export class WorkerRegistry {
     const normalised = parseWorkerUrl(url).url;
     return this.#locks.run(normalised, () => {
       this.#assertOpen();
-      this.#reserved.delete(normalised);
+      this.#state.dropReservation(normalised);
       const id = this.#index.idByUrl(normalised);
       const worker = id === undefined ? undefined : this.#index.get(id);
-      return worker === undefined ? undefined : this.#removeLocked(worker);
+      return worker === undefined ? undefined : this.#state.remove(worker);
     });
   }
 
   // ─── 8. Internal helpers ───────────────────────────────────────────────────────────────
-
-  #registerLocked(spec: ResolvedWorkerSpec): Worker {
-    const id = this.#reserved.get(spec.url) ?? this.#newId();
-    this.#reserved.delete(spec.url);
-    const runtime = new WorkerRuntime(
-      spec.status ?? this.#options.defaultStatus,
-      this.#breakers.create(spec),
-    );
-    const worker = workerInternals.create(id, 0, spec, runtime);
-    this.#index.add(worker);
-    this.#hub.emit({ type: 'registered', seq: 0, workerId: id, worker, status: runtime.status });
-    return worker;
-  }
-
-  #replaceLocked(current: Worker, spec: ResolvedWorkerSpec): Worker {
-    const runtime = workerInternals.runtimeOf(current);
-    this.#breakers.refresh(runtime, spec);
-    const next = workerInternals.create(current.id, current.revision + 1, spec, runtime);
-    this.#index.replace(current, next);
-    this.#retryConfigs.dropOrphans(current.models, (m) => this.#index.hasModel(m));
-    this.#hub.emit({ type: 'replaced', seq: 0, workerId: current.id, old: current, new: next });
-    return next;
-  }
-
-  #removeLocked(worker: Worker): Worker {
-    this.#index.remove(worker);
-    workerInternals.runtimeOf(worker).live = false;
-    this.#retryConfigs.dropOrphans(worker.models, (m) => this.#index.hasModel(m));
-    this.#hub.emit({ type: 'removed', seq: 0, workerId: worker.id, worker });
-    return worker;
-  }
-
-  /** Brings every worker's breaker in line with the current defaults. O(n). */
-  #refreshBreakers(): void {
-    for (const worker of this.#index.all()) {
-      this.#breakers.refresh(workerInternals.runtimeOf(worker), workerInternals.specOf(worker));
-    }
-  }
-
-  #newId(): string {
-    return `worker-${this.#nextId++}`;
-  }
 
   #liveOrThrow(id: string): Worker {
     const worker = typeof id === 'string' ? this.#index.get(id) : undefined;

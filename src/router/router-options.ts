@@ -201,7 +201,7 @@ export interface ResolvedRouterOptions {
 /**
  * Validates every option before the router exists.
  *
- * @throws FleetRouteError `INVALID_ARGUMENT` naming the first bad option.
+ * @throws FleetRouteError `INVALID_ARGUMENT` naming the first bad or unknown option.
  * @internal
  */
 export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
@@ -227,7 +227,7 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
     o.loadPolling === false || transport.loads === undefined
       ? undefined
       : resolveLoadPolling(o.loadPolling);
-  const own = ROUTER_OPTIONS.read(o);
+  const own = ROUTER_OPTIONS.read(o, undefined, '');
   const built: BuiltPolicyConfig = { staleAfterMs: loadPolling?.staleAfterMs, clock: own.clock };
   const policies = new Map<string, Policy>();
   for (const [model, value] of Object.entries(readObject('policies', o.policies))) {
@@ -296,10 +296,11 @@ function resolveLoadPolling(value: unknown): ResolvedLoadPollingConfig {
 
 /**
  * @internal The router's own options (the components' options — health, polling, breakers,
- * retries — have their own tables).
+ * retries — have their own tables, and the registry, transport and per-model policies their own
+ * readers: those are its other keys). Any other key is refused.
  */
 export const ROUTER_OPTIONS = new OptionTable(
-  '',
+  'Router',
   'RouterOptions',
   {
     policy: custom<unknown>('cache_aware', (_field, value) => value),
@@ -325,7 +326,7 @@ export const ROUTER_OPTIONS = new OptionTable(
       "none: this router's state is its own",
     ),
   },
-  'any',
+  ['registry', 'transport', 'policies', 'health', 'loadPolling', 'circuitBreaker', 'retry'],
 );
 
 /** What the router passes to the policies it builds from a name. */

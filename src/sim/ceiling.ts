@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { DEFAULT_PAGE_SIZE } from '../cache/block-hashes.js';
 import { blockKeys } from './block-keys.js';
 import { BlockSet } from './block-table.js';
 import type { Workload } from './workload.js';
@@ -12,15 +13,15 @@ import type { Workload } from './workload.js';
  * Token-weighted hit rate of one unbounded prefix cache shared by the whole fleet, replaying
  * `workload` in order (the order a single client sends it; with arrivals that reorder requests
  * the true ceiling can differ slightly). The same rules as the engines apply: whole blocks of
- * `blockSize` tokens, at least one prompt token computed, answers cached when the workload knows
- * them.
+ * `blockSize` tokens (default 16, the fleet model's), at least one prompt token computed, answers
+ * cached when the workload knows them.
  *
  * @returns a number in [0, 1); 0 for an empty workload.
  * Cost: O(total prompt and answer tokens); memory 11 to 22 bytes per distinct block (a flat
  * table of block keys, with no limit on their number) plus one prompt at a time.
  * @public
  */
-export function ceilingHitRate(workload: Workload, blockSize = 16): number {
+export function ceilingHitRate(workload: Workload, blockSize = DEFAULT_PAGE_SIZE): number {
   const seen = new BlockSet();
   let cached = 0;
   let total = 0;

@@ -17,13 +17,13 @@ import type { FleetModelOptions } from './fleet-model.js';
 import { ORACLE } from './oracle.js';
 import { runJobs } from './parallel-runs.js';
 import type { Comparison } from './result.js';
+import { checkSimStore } from './sim-store.js';
 import {
   resolveArrivals,
   resolveFleetModel,
   resolveSimulationOptions,
   type SimulationOptions,
 } from './simulation-options.js';
-import type { Workload } from './workload.js';
 import { readWorkload } from './workload-check.js';
 
 /**
@@ -38,17 +38,31 @@ export const DEFAULT_POLICIES: readonly PolicyName[] = Object.freeze(
 );
 
 /**
- * Options of {@link comparePolicies}.
+ * Options of {@link comparePolicies}. Those it shares with `simulate` — `workload`, `fleet`,
+ * `routers`, `seed`, `loadPollIntervalMs`, `firstTokens`, `engineRestarts` (the oracle's run
+ * too), `kvEventDelayMs` and `kvEventLoss` (the runs with events), `sharedRefreshMs` (the runs
+ * with shared state) — are {@link SimulationOptions}' own, applied to every run.
  *
  * @public
  */
-export interface CompareOptions {
-  readonly workload: Workload;
+export interface CompareOptions
+  extends Pick<
+    SimulationOptions,
+    | 'workload'
+    | 'fleet'
+    | 'routers'
+    | 'seed'
+    | 'loadPollIntervalMs'
+    | 'firstTokens'
+    | 'engineRestarts'
+    | 'kvEventDelayMs'
+    | 'kvEventLoss'
+    | 'sharedRefreshMs'
+  > {
   /** @defaultValue {@link DEFAULT_POLICIES} */
   readonly policies?: readonly PolicyName[];
   /** Configuration per policy (its `clock` and `seed` are set by the simulator). */
   readonly policyConfigs?: Readonly<Partial<Record<PolicyName, Readonly<Record<string, unknown>>>>>;
-  readonly fleet?: FleetModelOptions;
   /**
    * How requests arrive. @defaultValue trace timestamps when every request has one, else
    * Poisson at `load` × the fleet's capacity
@@ -56,14 +70,6 @@ export interface CompareOptions {
   readonly arrivals?: ArrivalProcess;
   /** Offered load for the default Poisson arrivals, as a share of capacity. @defaultValue 0.8 */
   readonly load?: number;
-  /** As {@link SimulationOptions.routers}, for every run. */
-  readonly routers?: number;
-  /** As {@link SimulationOptions.seed}, for every run. */
-  readonly seed?: number;
-  /** As {@link SimulationOptions.loadPollIntervalMs}, for every run. */
-  readonly loadPollIntervalMs?: number;
-  /** As {@link SimulationOptions.firstTokens}, for every run. */
-  readonly firstTokens?: boolean;
   /**
    * Compare `cache_aware` with and without the engines' KV events: when `policies` includes
    * `cache_aware`, it runs twice — approximate (its own tree, as without this option) and fed
@@ -73,12 +79,6 @@ export interface CompareOptions {
    * once, as without it. @defaultValue false
    */
   readonly kvEvents?: boolean;
-  /** As {@link SimulationOptions.kvEventDelayMs}, for the runs with events. */
-  readonly kvEventDelayMs?: number;
-  /** As {@link SimulationOptions.kvEventLoss}, for the runs with events. */
-  readonly kvEventLoss?: number;
-  /** As {@link SimulationOptions.engineRestarts}, for every run (the oracle's too). */
-  readonly engineRestarts?: number;
   /**
    * Compare K routers with and without shared state ({@link SimulationOptions.sharedState}):
    * each run at `routers` gets a twin whose routers share state (row suffixed `+shared`), and
@@ -87,8 +87,6 @@ export interface CompareOptions {
    * @defaultValue none
    */
   readonly sharedState?: string;
-  /** As {@link SimulationOptions.sharedRefreshMs}, for the runs with shared state. */
-  readonly sharedRefreshMs?: number;
   /**
    * Called as each run progresses, from 0 to `total` completed requests, under the run's
    * {@link PolicyRun.policy} label (`cache_aware`, `cache_aware+events (1 router)`, …), and
@@ -113,6 +111,28 @@ export interface CompareOptions {
    */
   readonly oracle?: boolean;
 }
+
+/**
+ * The options of `simulate` a comparison hands to every run as they are given (each run checks
+ * them): those {@link CompareOptions} shares with {@link SimulationOptions}, but for the ones it
+ * reads itself or gives each run its own way.
+ */
+type RunOption = Exclude<
+  keyof CompareOptions & keyof SimulationOptions,
+  'workload' | 'fleet' | 'arrivals' | 'kvEvents' | 'sharedState' | 'onProgress'
+>;
+
+/** Every {@link RunOption}: the compiler checks that none is missing or extra. */
+const RUN_OPTIONS = Object.keys({
+  routers: 0,
+  seed: 0,
+  loadPollIntervalMs: 0,
+  firstTokens: 0,
+  engineRestarts: 0,
+  kvEventDelayMs: 0,
+  kvEventLoss: 0,
+  sharedRefreshMs: 0,
+} satisfies Record<RunOption, 0>) as readonly RunOption[];
 
 /**
  * @internal The options {@link comparePolicies} reads itself, in the order it checks them (the
@@ -205,7 +225,8 @@ export function variantsOf(
  * @returns the {@link Comparison}, runs in the order of `policies` (with `kvEvents`, the
  *   variants of `cache_aware` in its place: see {@link CompareOptions.kvEvents}).
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for an invalid option or a malformed
- *   workload, naming it; an error a run throws in a worker thread, as the same
+ *   workload, naming it; `TRANSPORT_FAILED` before any run when `sharedState` names a Redis
+ *   that does not answer; an error a run throws in a worker thread, as the same
  *   `FleetRouteError` (code and message); an error thrown by `onProgress`, as is (the other
  *   runs are then stopped).
  * Cost: one workload check (O(requests + prompt tokens)), the ceiling (O(prompt tokens)), then
@@ -216,28 +237,10 @@ export function variantsOf(
 export async function comparePolicies(options: CompareOptions): Promise<Comparison> {
   const o = readObject('compare options', options);
   const workload = readWorkload(o.workload);
-  const policies = (o.policies ?? DEFAULT_POLICIES) as readonly PolicyName[];
-  if (!Array.isArray(policies) || policies.length === 0) {
-    fail('policies', 'a non-empty array of policy names', policies);
-  }
-  for (const name of policies) {
-    if (!(POLICY_NAMES as readonly unknown[]).includes(name)) {
-      fail('policies', `names among ${POLICY_NAMES.join(', ')}`, name);
-    }
-  }
+  const policies = readPolicies(o.policies);
   const fleet = resolveFleetModel(o.fleet as FleetModelOptions | undefined);
-  const {
-    load,
-    policyConfigs: configs,
-    onProgress,
-    threads,
-    oracle,
-    kvEvents,
-  } = COMPARE_OPTIONS.read(o);
-  const progressOf =
-    (name: string) =>
-    (done: number, total: number): void =>
-      onProgress?.(name, done, total);
+  const own = COMPARE_OPTIONS.read(o);
+  const { load, onProgress, oracle, kvEvents } = own;
   const ceiling = ceilingHitRate(workload, fleet.blockSize);
   const capacity = fleetCapacity(workload, fleet, ceiling);
   const traced =
@@ -249,62 +252,45 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
         : { kind: 'poisson', ratePerSecond: Math.max(1e-6, load * capacity) }
       : resolveArrivals(o.arrivals);
   const sharedState = o.sharedState as string | undefined;
+  const passed = pickGiven(o, RUN_OPTIONS);
   const base = (policy: PolicyName, events: boolean, share = false): SimulationOptions => ({
     workload,
     policy,
-    policyConfig: (configs[policy] as Readonly<Record<string, unknown>> | undefined) ?? {},
+    policyConfig:
+      (own.policyConfigs[policy] as Readonly<Record<string, unknown>> | undefined) ?? {},
     fleet,
     arrivals,
-    ...(o.routers === undefined ? {} : { routers: o.routers as number }),
-    ...(o.seed === undefined ? {} : { seed: o.seed as number }),
-    ...(o.loadPollIntervalMs === undefined
-      ? {}
-      : { loadPollIntervalMs: o.loadPollIntervalMs as number }),
-    ...(o.firstTokens === undefined ? {} : { firstTokens: o.firstTokens as boolean }),
-    ...(o.engineRestarts === undefined ? {} : { engineRestarts: o.engineRestarts as number }),
-    // Inert without `kvEvents`, but checked in every plan.
-    ...(o.kvEventDelayMs === undefined ? {} : { kvEventDelayMs: o.kvEventDelayMs as number }),
-    ...(o.kvEventLoss === undefined ? {} : { kvEventLoss: o.kvEventLoss as number }),
+    ...passed,
     ...(events ? { kvEvents: true } : {}),
-    ...(o.sharedRefreshMs === undefined ? {} : { sharedRefreshMs: o.sharedRefreshMs as number }),
     ...(share && sharedState !== undefined ? { sharedState } : {}),
   });
   // Resolved once without events for the shared settings (routers, seed) and the oracle.
   const shared = resolveSimulationOptions(base(policies[0]!, false), true);
-  if (sharedState !== undefined) resolveSimulationOptions(base(policies[0]!, false, true), true);
+  if (sharedState !== undefined) {
+    resolveSimulationOptions(base(policies[0]!, false, true), true);
+    await checkSimStore(sharedState);
+  }
   const variants = variantsOf(policies, kvEvents, shared.routers, sharedState !== undefined);
-  const plans = variants.map((variant) => {
-    const simulation: SimulationOptions = {
-      ...base(variant.policy, variant.kvEvents, variant.shared),
-      ...(variant.routers === undefined ? {} : { routers: variant.routers }),
-      ...(onProgress === undefined ? {} : { onProgress: progressOf(variant.label) }),
-    };
-    return resolveSimulationOptions(simulation, true);
-  });
-  const jobs: CompareJob[] = plans.map((plan, i) => ({
-    name: variants[i]!.label,
-    oracle: false,
-    plan,
-  }));
+  const jobs = jobsOf(variants, base, onProgress);
   if (oracle) {
     // The oracle ignores the policy and its configuration; the rest of the plan is shared.
-    const plan = {
-      ...shared,
-      policyConfig: {},
-      onProgress: onProgress === undefined ? undefined : progressOf(ORACLE),
-    };
-    jobs.push({ name: ORACLE, oracle: true, plan });
+    const progress = onProgress === undefined ? undefined : progressOf(onProgress, ORACLE);
+    jobs.push({
+      name: ORACLE,
+      oracle: true,
+      plan: { ...shared, policyConfig: {}, onProgress: progress },
+    });
   }
   const { runs: results } = await runJobs(
     workload,
     jobs,
-    threads,
+    own.threads,
     onProgress === undefined
       ? undefined
       : (job, completed, total) => onProgress(jobs[job]!.name, completed, total),
   );
   const runs = results
-    .slice(0, plans.length)
+    .slice(0, variants.length)
     .map((run, i) =>
       run.policy === variants[i]!.label ? run : { ...run, policy: variants[i]!.label },
     );
@@ -331,8 +317,60 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     ceiling,
     capacity,
     runs,
-    ...(oracle ? { oracle: results[plans.length]! } : {}),
+    ...(oracle ? { oracle: results[variants.length]! } : {}),
   };
+}
+
+/** `policies` checked: a non-empty array of policy names (the default when undefined). */
+function readPolicies(value: unknown): readonly PolicyName[] {
+  const policies = (value ?? DEFAULT_POLICIES) as readonly PolicyName[];
+  if (!Array.isArray(policies) || policies.length === 0) {
+    fail('policies', 'a non-empty array of policy names', policies);
+  }
+  for (const name of policies) {
+    if (!(POLICY_NAMES as readonly unknown[]).includes(name)) {
+      fail('policies', `names among ${POLICY_NAMES.join(', ')}`, name);
+    }
+  }
+  return policies;
+}
+
+/** The given (defined) values of `o` among `keys`, as `simulate`'s options. O(keys). */
+function pickGiven(
+  o: Readonly<Record<string, unknown>>,
+  keys: readonly RunOption[],
+): Pick<SimulationOptions, RunOption> {
+  const given: Record<string, unknown> = {};
+  for (const key of keys) if (o[key] !== undefined) given[key] = o[key];
+  return given as Pick<SimulationOptions, RunOption>;
+}
+
+/** A run's progress callback, reporting under `name`. */
+function progressOf(
+  onProgress: NonNullable<CompareOptions['onProgress']>,
+  name: string,
+): (completed: number, total: number) => void {
+  return (completed, total) => onProgress(name, completed, total);
+}
+
+/** The jobs of `variants`, each resolved (and so checked) from `base`. O(variants). */
+function jobsOf(
+  variants: readonly Variant[],
+  base: (policy: PolicyName, events: boolean, share: boolean) => SimulationOptions,
+  onProgress: CompareOptions['onProgress'],
+): CompareJob[] {
+  return variants.map((variant) => ({
+    name: variant.label,
+    oracle: false,
+    plan: resolveSimulationOptions(
+      {
+        ...base(variant.policy, variant.kvEvents, variant.shared),
+        ...(variant.routers === undefined ? {} : { routers: variant.routers }),
+        ...(onProgress === undefined ? {} : { onProgress: progressOf(onProgress, variant.label) }),
+      },
+      true,
+    ),
+  }));
 }
 
 /** `description` of trace arrivals, saying which offset the rebasing removed (when any). */

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { DEFAULT_PAGE_SIZE, PAGE_SIZE } from '../cache/block-hashes.js';
 import { integer, number, OptionTable, orInfinity } from '../core/option-table.js';
 
 /**
@@ -42,7 +43,8 @@ export const FLEET_OPTIONS = new OptionTable('fleet', 'FleetModel', {
   workers: integer(8, 1, 4_096),
   // `Infinity`: an unbounded cache.
   cacheTokens: orInfinity(integer(262_144, 1, 1e12)),
-  blockSize: integer(16, 1, 4_096),
+  // The engines' block size: by default a page of fleetroute's block keys, so the two agree.
+  blockSize: integer(DEFAULT_PAGE_SIZE, PAGE_SIZE.min, PAGE_SIZE.max),
   prefillTokensPerSecond: number(8_000, 1, 1e9),
   decodeStepMs: number(6, 0, 1e6),
   decodeStepPerRequestMs: number(0.35, 0, 1e6),

@@ -9,22 +9,12 @@
  */
 import { blockHashHalves, blockKey } from '../cache/block-hashes.js';
 import type { KvEvent } from '../cache/kv-event-store.js';
+import { hasKvKeyPath, type KvKeyTarget } from '../cache/kv-key-target.js';
 import { invalidArgument } from '../core/errors.js';
 import type { Policy } from '../policies/policy.js';
 import type { Engine } from './engine.js';
 import type { BlockObserver } from './prefix-cache.js';
 import { SeededRandom } from './random.js';
-
-/** What a policy offers to be fed events: `cache_aware`'s key fast path and its event API. */
-interface KvKeyPolicy {
-  applyKvKeys(
-    workerUrl: string,
-    type: 'stored' | 'removed',
-    model: string | undefined,
-    keys: readonly number[],
-  ): void;
-  applyKvEvents(workerUrl: string, events: readonly KvEvent[]): void;
-}
 
 const STORED = 0;
 const REMOVED = 1;
@@ -66,7 +56,7 @@ export interface KvFeedSettings {
  */
 export class KvEventFeed {
   readonly #urls: readonly string[];
-  readonly #policies: readonly KvKeyPolicy[];
+  readonly #policies: readonly KvKeyTarget[];
   readonly #delayMs: number;
   readonly #loss: number;
   readonly #random: SeededRandom;
@@ -103,7 +93,7 @@ export class KvEventFeed {
   }
 
   private constructor(
-    policies: readonly KvKeyPolicy[],
+    policies: readonly KvKeyTarget[],
     urls: readonly string[],
     settings: KvFeedSettings,
     schedule: (time: number, worker: number) => void,
@@ -240,9 +230,8 @@ export class KvEventFeed {
 }
 
 /** Whether `policy` takes KV events by key (`cache_aware`). */
-function takesKvKeys(policy: Policy): policy is Policy & KvKeyPolicy {
-  const p = policy as Partial<KvKeyPolicy>;
-  return typeof p.applyKvKeys === 'function' && typeof p.applyKvEvents === 'function';
+function takesKvKeys(policy: Policy): policy is Policy & KvKeyTarget {
+  return hasKvKeyPath(policy);
 }
 
 /**

@@ -11,9 +11,9 @@ import type { Policy } from '../policies/policy.js';
 import { RedisSharedStore } from '../redis/redis-store.js';
 import { WorkerRegistry } from '../registry/worker-registry.js';
 import { Router } from '../router/router.js';
-import { MemorySharedStore } from '../shared/memory-store.js';
 import { SharedState } from '../shared/shared-state.js';
 import type { SharedStore } from '../shared/shared-store.js';
+import { openSimStore } from './sim-store.js';
 import { policyConfigOf, type ResolvedSimulationOptions } from './simulation-options.js';
 
 /** How long a simulated router waits on its store (real ms): long enough never to be missed. */
@@ -50,8 +50,9 @@ export class SimRouters {
    * checks and load polling off), with the policy `o.policy` reading `clock`, or the one
    * `policyOf(k)` returns for router `k` when given (the oracle run's).
    *
-   * @throws what a registry, policy or router constructor throws; what was built stays
-   *   recorded for {@link SimRouters.close}. Cost: O(routers × workers).
+   * @throws what a registry, policy or router constructor throws; `TRANSPORT_FAILED` when the
+   *   shared store is a Redis nobody answers on; what was built stays recorded for
+   *   {@link SimRouters.close}. Cost: O(routers × workers).
    */
   async open(
     o: ResolvedSimulationOptions,
@@ -61,14 +62,11 @@ export class SimRouters {
   ): Promise<void> {
     const target = policyOf === undefined ? o.sharedState : undefined;
     if (target !== undefined) {
-      this.#store =
-        target === 'memory'
-          ? new MemorySharedStore({ clock })
-          : await RedisSharedStore.create({
-              url: target.startsWith('valkey://') ? `redis://${target.slice(9)}` : target,
-              namespace: `fleetroute-sim-${o.seed}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`,
-              clock,
-            });
+      this.#store = await openSimStore(
+        target,
+        `fleetroute-sim-${o.seed}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`,
+        clock,
+      );
     }
     for (let k = 0; k < o.routers; k++) {
       const registry = await WorkerRegistry.create({ defaultStatus: 'ready', clock });

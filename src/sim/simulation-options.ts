@@ -3,6 +3,8 @@
  *
  * @module
  */
+
+import { DEFAULT_PAGE_SIZE } from '../cache/block-hashes.js';
 import {
   boolean,
   callback,
@@ -13,7 +15,6 @@ import {
   type Resolved,
 } from '../core/option-table.js';
 import { fail, readInteger, readNumber, readObject } from '../core/options.js';
-import { CACHE_AWARE_OPTIONS } from '../policies/cache-aware.js';
 import { createPolicy, POLICY_NAMES } from '../policies/create-policy.js';
 import type { Policy, PolicyName } from '../policies/policy.js';
 import type { ArrivalProcess } from './arrivals.js';
@@ -104,7 +105,8 @@ export interface SimulationOptions {
    * State the routers share (`SharedState`): `'memory'` runs them against an in-process
    * `MemorySharedStore` on the simulated clock; a `redis://host:port` (or `rediss://`) URL runs
    * them against that server through `fleetroute/redis` (its optional peer `ioredis` must be
-   * installed), under a namespace of the run's own that is removed at the end. Each router
+   * installed), under a namespace of the run's own that is removed at the end; a server that
+   * does not answer within 2 s fails the run (`TRANSPORT_FAILED`) before it starts. Each router
    * syncs its in-flight loads every `sharedRefreshMs` of simulated time, looks up sessions and
    * prefixes before each request and writes its placement after it (simulated time stands still
    * meanwhile, and each router waits for the store as long as it takes, so a run does not
@@ -119,9 +121,6 @@ export interface SimulationOptions {
    */
   readonly onProgress?: (completed: number, total: number) => void;
 }
-
-/** cache_aware's default `pageSize`. */
-const DEFAULT_PAGE_SIZE = CACHE_AWARE_OPTIONS.specs.pageSize.fallback as number;
 
 /** @internal {@link SimulationOptions} checked, with every default filled in. */
 export interface ResolvedSimulationOptions extends Resolved<typeof SIMULATION_OPTIONS.specs> {
@@ -208,7 +207,7 @@ export function resolveSimulationOptions(
 
 /**
  * @internal The page size of the KV-event block hashes of a run: its policy's `pageSize`
- * (checked by building the policy), else cache_aware's default.
+ * (checked by building the policy), else the default page size, cache_aware's.
  */
 export function kvPageSizeOf(o: ResolvedSimulationOptions): number {
   const pageSize = o.policyConfig.pageSize;

@@ -32,8 +32,8 @@ import { SimulationRun } from './simulation-run.js';
  * ```
  * @returns the run's {@link PolicyRun}.
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for an invalid option or a malformed
- *   workload, naming the field (`workload.requests[3].promptLength`); an error thrown by
- *   `onProgress`, as is.
+ *   workload, naming the field (`workload.requests[3].promptLength`); `TRANSPORT_FAILED` when
+ *   `sharedState` names a Redis that does not answer; an error thrown by `onProgress`, as is.
  * Cost: O(requests × (prompt blocks + workers when `precision`)) plus O(engine steps × batch);
  * independent of the span of simulated time (idle stretches cost nothing). The workload check
  * adds O(requests + prompt tokens).

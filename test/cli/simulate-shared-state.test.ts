@@ -1,12 +1,15 @@
 /**
  * `fleetroute simulate --shared-state`: its flags, their rules, and the rows they add.
  */
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseSimulateArgs } from '../../src/cli/simulate-options.js';
 import { runCli } from '../support/cli.js';
+import { freePort } from '../support/redis-server.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -67,5 +70,43 @@ describe('fleetroute simulate --shared-state', () => {
       'cache_aware+shared',
       'oracle',
     ]);
+  });
+
+  it('refuses a Redis nobody answers on with one line and exit code 1, printing no row', async () => {
+    // A port just closed: nothing listens on it.
+    const port = await freePort();
+    const run = promisify(execFile)(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/fleetroute.ts',
+        'simulate',
+        ...SMALL,
+        '--policies',
+        'round_robin',
+        '--shared-state',
+        `redis://user:secret@127.0.0.1:${port}`,
+        '--no-report',
+        '--quiet',
+      ],
+      { timeout: 60_000 },
+    );
+
+    const failure = await run.then(
+      () => undefined,
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+
+    expect(failure?.code).toBe(1);
+    expect(failure?.stdout).toBe('');
+    const lines = failure!.stderr.split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^fleetroute: shared state: no Redis answered at redis://127\\.0\\.0\\.1:${port} \\(`,
+      ),
+    );
+    expect(lines[0]).not.toContain('secret');
   });
 });

@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { OptionTable } from '../../src/core/option-table.js';
 import { KV_DECODE_LIMITS } from '../../src/kv-events/batch-decoder.js';
-import { KV_SUBSCRIBER_OPTIONS } from '../../src/kv-events/subscriber.js';
+import { KV_SUBSCRIBER_OPTIONS } from '../../src/kv-events/subscriber-options.js';
 import { KV_TRANSLATOR_OPTIONS } from '../../src/kv-events/translator.js';
 import { OPENAI_HANDLER_OPTIONS } from '../../src/openai/openai-handler-options.js';
 import { OPENAI_REQUEST_OPTIONS } from '../../src/openai/openai-request.js';

@@ -219,6 +219,34 @@ describe('decodeKvEventBatch: SGLang', () => {
     });
   });
 
+  it('reads a map batch’s rank from attn_dp_rank, SGLang’s name for it', () => {
+    // SGLang's EventBatch is `[ts, events, attn_dp_rank]`; written as a map, the rank is named
+    // `attn_dp_rank` where vLLM names it `data_parallel_rank`.
+    const events = [['BlockRemoved', [-3]]];
+    expect(read({ ts: TS, events, attn_dp_rank: 3 })).toEqual({
+      ts: TS,
+      events: [
+        { type: 'removed', hashes: [2n ** 64n - 3n], medium: undefined, groupIdx: undefined },
+      ],
+      dataParallelRank: 3,
+      skipped: 0,
+    });
+    expect(read({ ts: TS, events, attn_dp_rank: null }).dataParallelRank).toBeUndefined();
+    expect(read({ ts: TS, events, attn_dp_rank: 1, data_parallel_rank: 1 }).dataParallelRank).toBe(
+      1,
+    );
+    expect(
+      read({ ts: TS, events, attn_dp_rank: 1, data_parallel_rank: null }).dataParallelRank,
+    ).toBe(1);
+    // A batch naming two different ranks belongs to neither; a rank that is not an index is refused.
+    throwsCode(
+      () => read({ ts: TS, events, attn_dp_rank: 1, data_parallel_rank: 2 }),
+      'INVALID_ARGUMENT',
+    );
+    throwsCode(() => read({ ts: TS, events, attn_dp_rank: -1 }), 'INVALID_ARGUMENT');
+    throwsCode(() => read({ ts: TS, events, attn_dp_rank: '0' }), 'INVALID_ARGUMENT');
+  });
+
   it('counts a non-empty metadata map (cache_salt) as extra keys', () => {
     const event = (metadata: unknown) => ({
       type: 'BlockStored',
@@ -372,13 +400,30 @@ describe('decodeKvEventBatch: malformed batches throw INVALID_ARGUMENT', () => {
     });
   }
 
-  it('bytes that are not msgpack, with the decoder’s error as the cause', () => {
-    for (const bytes of [new Uint8Array([0xc1]), new Uint8Array(0), new Uint8Array([0x92, 0xcb])]) {
-      const error = throwsCode(() => decodeKvEventBatch(bytes, msgpack), 'INVALID_ARGUMENT');
-      expect(error.cause).toBeInstanceOf(Error);
-    }
+  it('bytes that are not msgpack, refused before the decoder sees them', () => {
     const extra = new Uint8Array([...pack([TS, []]), 0x00]);
-    throwsCode(() => decodeKvEventBatch(extra, msgpack), 'INVALID_ARGUMENT');
+    const notMsgpack = [[0xc1], [], [0x92, 0xcb], [...extra]];
+    let decoded = 0;
+    const spy = (b: Uint8Array) => {
+      decoded++;
+      return msgpack(b);
+    };
+    for (const bytes of notMsgpack) {
+      const error = throwsCode(
+        () => decodeKvEventBatch(new Uint8Array(bytes), spy),
+        'INVALID_ARGUMENT',
+      );
+      expect(error.message).toContain('is not valid msgpack');
+    }
+    expect(decoded).toBe(0);
+  });
+
+  it('a decoder that throws: its error is the cause', () => {
+    const broken = () => {
+      throw new RangeError('no');
+    };
+    const error = throwsCode(() => decodeKvEventBatch(pack([TS, []]), broken), 'INVALID_ARGUMENT');
+    expect(error.cause).toBeInstanceOf(RangeError);
   });
 
   it('more events than maxEvents, a payload over maxPayloadBytes, a bad limit', () => {

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPolicy, type Worker, WorkerRegistry } from '../../src/index.js';
 import { KvEventFeed } from '../../src/kv-events/feed.js';
+import type { KvSubscriberEvent } from '../../src/kv-events/index.js';
 import { rejectsCode } from '../support/fixtures.js';
 import { FakeEngine, RecordingTarget, until } from './support/fake-engine.js';
 
@@ -189,5 +190,42 @@ describe('KvEventFeed', () => {
     });
     expect(feed.size).toBe(0);
     await feed.close(); // idempotent
+  });
+
+  it('a target that throws when a removed worker is cleared never takes the process down', async () => {
+    const rejections: unknown[] = [];
+    const listener = (reason: unknown) => void rejections.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      const e = await engine();
+      const registry = await registryOf([e]);
+      class ThrowsOnClear extends RecordingTarget {
+        override applyKvEvents(url: string, events: readonly { type: string }[]): void {
+          if (events.some((x) => x.type === 'cleared')) throw new Error('target failed');
+          super.applyKvEvents(url, events);
+        }
+      }
+      const events: KvSubscriberEvent[] = [];
+      const feed = await KvEventFeed.start({
+        registry,
+        target: new ThrowsOnClear(),
+        source,
+        reconnectIntervalMs: 20,
+        onEvent: (event) => void events.push(event),
+      });
+      open.push(feed);
+      await joined(feed, [e]);
+      const worker = registry.getAll()[0]!;
+      await registry.remove(worker.id);
+      expect(feed.size).toBe(0);
+      await until(() => rejections.length > 0 || events.some((x) => x.type === 'targetError'));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(rejections).toEqual([]);
+      expect(events.filter((x) => x.type === 'targetError')).toMatchObject([
+        { workerUrl: worker.url, endpoint: e.endpoint },
+      ]);
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
   });
 });

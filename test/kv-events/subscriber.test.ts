@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as zeromq from 'zeromq';
 import { createPolicy, WorkerRegistry } from '../../src/index.js';
 import { loadMsgpackDecode } from '../../src/kv-events/msgpack.js';
-import { KvEventSubscriber, type KvSubscriberEvent } from '../../src/kv-events/subscriber.js';
+import { KvEventSubscriber } from '../../src/kv-events/subscriber.js';
+import type { KvSubscriberEvent } from '../../src/kv-events/subscriber-events.js';
 import type { Zmq } from '../../src/kv-events/zeromq.js';
 import {
   EngineModel,
@@ -696,5 +697,21 @@ describe('KvEventSubscriber logger', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('page sizes that must agree', () => {
+  it('a subscriber whose pageSize differs from its cache_aware target is refused before it opens', async () => {
+    const target = createPolicy('cache_aware', { pageSize: 16 });
+    const opening = KvEventSubscriber.open({
+      workerUrl: 'http://127.0.0.1:8001',
+      endpoint: 'tcp://127.0.0.1:1',
+      target,
+      pageSize: 32,
+    });
+    await expect(opening).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining("differs from the target's pageSize 16"),
+    });
   });
 });

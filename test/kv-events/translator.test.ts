@@ -43,6 +43,11 @@ const range = (n: number, from = 0) => Array.from({ length: n }, (_, i) => from 
 
 /** The keys a list of events says a worker holds, applied in order. */
 function held(events: readonly KvEvent[], into = new Set<bigint>()): Set<bigint> {
+  return heldAfter(events, into);
+}
+
+/** Applies `events` to the keys `into` holds. */
+function heldAfter(events: readonly KvEvent[], into: Set<bigint>): Set<bigint> {
   for (const e of events) {
     if (e.type === 'cleared') into.clear();
     else if (e.type === 'stored') for (const h of e.hashes) into.add(h as bigint);
@@ -137,6 +142,116 @@ describe('KvEventTranslator', () => {
     expect(t.stats().evicted).toBe(1);
     expect(held(out)).toEqual(
       new Set([...blockHashes(range(16, 100)), ...blockHashes(range(16, 200))]),
+    );
+  });
+
+  it('a hash stored again for other tokens replaces its block: the old keys are reported removed', () => {
+    // An engine may reuse a hash for other tokens (a block freed and filled anew without a
+    // removal in between): the old keys would stay in the index with no hash left to remove them.
+    const t = new KvEventTranslator();
+    const held = new Set<bigint>();
+    const first = range(16, 100);
+    const second = range(16, 500);
+    heldAfter(t.translate([stored([1n], first, 16)]), held);
+    heldAfter(t.translate([stored([1n], second, 16)]), held);
+    expect(held).toEqual(new Set(blockHashes(second)));
+    expect(t.size).toBe(1);
+
+    // The same tokens again change nothing (and report no removal).
+    expect(t.translate([stored([1n], second, 16)])).toEqual([
+      { type: 'stored', hashes: blockHashes(second) },
+    ]);
+    heldAfter(
+      t.translate([{ type: 'removed', hashes: [1n], medium: undefined, groupIdx: undefined }]),
+      held,
+    );
+    expect(held).toEqual(new Set());
+  });
+
+  it('a hash listed twice in one event keeps only its last block', () => {
+    const t = new KvEventTranslator({ pageSize: 16 });
+    const tokens = range(48, 7);
+    const out = t.translate([stored([5n, 6n, 5n], tokens, 16)]);
+    const keys = blockHashes(tokens);
+    expect(held(out)).toEqual(new Set([keys[1], keys[2]]));
+    expect(t.size).toBe(2);
+    const removed = t.translate([
+      { type: 'removed', hashes: [5n, 6n], medium: undefined, groupIdx: undefined },
+    ]);
+    expect(held([...out, ...removed])).toEqual(new Set());
+  });
+
+  it('at its maxBlocks cap, under any stores (hashes stored again included), removals and clears: the blocks it remembers are the most recent, at most maxBlocks, and the keys held are exactly theirs', () => {
+    // Engine hashes come from a small set, so stores reuse hashes (for other tokens, or the same
+    // event again) and list one twice; tokens are unique per store, so no two live hashes share
+    // a key. A model LRU gives the blocks that must be remembered.
+    const page = 2;
+    const hashes = fc.bigInt({ min: 1n, max: 10n });
+    const op = fc.oneof(
+      {
+        weight: 6,
+        arbitrary: fc.record({
+          kind: fc.constant('store' as const),
+          hashes: fc.array(hashes, { minLength: 1, maxLength: 3 }),
+          parent: fc.option(hashes, { nil: undefined }),
+        }),
+      },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('repeat' as const), pick: fc.nat() }) },
+      { weight: 3, arbitrary: fc.record({ kind: fc.constant('remove' as const), hash: hashes }) },
+      { weight: 1, arbitrary: fc.constant({ kind: 'clear' as const }) },
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.array(op, { maxLength: 80 }), (max, ops) => {
+        const t = new KvEventTranslator({ pageSize: page, maxBlocks: max });
+        /** Live engine hashes, least recently stored first, with each block's token prefix. */
+        const order: bigint[] = [];
+        const prefixOf = new Map<bigint, number[]>();
+        const sent: Stored[] = [];
+        const keysHeld = new Set<bigint>();
+        ops.forEach((o, i) => {
+          let event: EngineEvent;
+          if (o.kind === 'clear') {
+            order.length = 0;
+            prefixOf.clear();
+            event = { type: 'cleared' };
+          } else if (o.kind === 'remove') {
+            if (prefixOf.delete(o.hash)) order.splice(order.indexOf(o.hash), 1);
+            event = { type: 'removed', hashes: [o.hash], medium: undefined, groupIdx: undefined };
+          } else {
+            const e =
+              o.kind === 'repeat'
+                ? sent[o.pick % Math.max(1, sent.length)]
+                : stored(o.hashes, range(o.hashes.length * page, 1_000 * i), page, o.parent);
+            if (e === undefined) return;
+            sent.push(e);
+            event = e;
+            const parent = e.parent === undefined ? [] : prefixOf.get(e.parent);
+            if (parent !== undefined) {
+              e.hashes.forEach((h, b) => {
+                if (prefixOf.has(h)) order.splice(order.indexOf(h), 1);
+                order.push(h);
+                prefixOf.set(h, [...parent, ...e.tokenIds.slice(0, (b + 1) * page)]);
+              });
+              while (order.length > max) prefixOf.delete(order.shift()!);
+            }
+          }
+          heldAfter(t.translate([event]), keysHeld);
+          const expected = new Set(
+            order.map((h) => blockHashes(prefixOf.get(h)!, { pageSize: page }).at(-1)!),
+          );
+          expect(t.size).toBe(order.length);
+          expect(keysHeld).toEqual(expected);
+        });
+        // Every block still held can be removed by its hash.
+        const all = Array.from({ length: 10 }, (_, i) => BigInt(i + 1));
+        heldAfter(
+          t.translate([{ type: 'removed', hashes: all, medium: undefined, groupIdx: undefined }]),
+          keysHeld,
+        );
+        expect(keysHeld).toEqual(new Set());
+        expect(t.size).toBe(0);
+      }),
+      runs(300, 2000),
     );
   });
 

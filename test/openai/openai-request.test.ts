@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_KEY_UNITS } from '../../src/cache/tree-keys.js';
-import { contentDigest } from '../../src/openai/content-digest.js';
+import { contentDigest } from '../../src/core/content-digest.js';
 import {
   OPENAI_REQUEST_OPTIONS,
   openAIRequest,

@@ -4,7 +4,7 @@
  * surrogates) that cost no more than the cap needs.
  */
 import { describe, expect, it } from 'vitest';
-import { contentDigest } from '../../src/openai/content-digest.js';
+import { contentDigest } from '../../src/core/content-digest.js';
 import { type OpenAIRequestOptions, openAIRequest } from '../../src/openai/openai-request.js';
 
 function textOf(body: Record<string, unknown>, options?: OpenAIRequestOptions): string | undefined {

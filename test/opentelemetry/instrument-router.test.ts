@@ -201,6 +201,30 @@ describe('instrumentRouter: spans', () => {
     expect(byId(spans, call.parentSpanContext?.spanId).name).toBe('outer');
   });
 
+  it('a model of 1 MiB from a client reaches the span name and attribute cut to 256 characters', async () => {
+    const { instrumented, tracing } = await traced(1);
+    const long = `${'m'.repeat(255)}\u{1F600}${'x'.repeat(1_048_576)}`;
+    const exact = 'n'.repeat(256);
+
+    await expect(instrumented.execute({ model: long }, answering(200))).rejects.toMatchObject({
+      code: 'NO_WORKER',
+    });
+    await expect(instrumented.execute({ model: exact }, answering(200))).rejects.toMatchObject({
+      code: 'NO_WORKER',
+    });
+
+    const [cut, kept] = tracing.spans();
+    // The 256th and 257th code units are one emoji: it is left out whole, never split.
+    expect(cut!.attributes['gen_ai.request.model']).toBe('m'.repeat(255));
+    expect(cut!.name).toBe(`chat ${'m'.repeat(255)}`);
+    expect(kept!.attributes['gen_ai.request.model']).toBe(exact);
+    expect(kept!.name).toBe(`chat ${exact}`);
+    for (const span of tracing.spans()) {
+      const sizes = Object.values(span.attributes).map((v) => String(v).length);
+      expect(Math.max(span.name.length, ...sizes)).toBeLessThanOrEqual(261);
+    }
+  });
+
   it('send runs inside its attempt span’s context when a context manager is installed', async () => {
     const manager = new StackContextManager().enable();
     context.setGlobalContextManager(manager);

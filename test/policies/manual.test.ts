@@ -438,6 +438,48 @@ describe('manual policy: memory bounds', () => {
     const total = workers.reduce((sum, w) => sum + policy.keyCount(w.url), 0);
     expect(total).toBe(3);
   });
+  it('holds a long key as a digest: 200 keys of 1 MiB cost a few KB, each still sticky and distinct', async () => {
+    // Arrange: each key is built when used, so only the policy could keep it alive.
+    const { candidates } = await fleet(4);
+    const { policy } = manual({ mode: 'min_group' });
+    const longKey = (i: number) => `${String(i).padStart(8, '0')}${'k'.repeat(1_048_568)}`;
+    const first: (Worker | undefined)[] = [];
+
+    // Act
+    for (let i = 0; i < 200; i++)
+      first.push(policy.select(candidates(), { routingKey: longKey(i) }));
+    const again = Array.from({ length: 200 }, (_, i) =>
+      policy.select(candidates(), { routingKey: longKey(i) }),
+    );
+
+    // Assert: 200 entries, none holding more than 256 characters of key (2 bytes each at most).
+    const keys = keysOf(policy);
+    expect(keys).toHaveLength(200);
+    expect(new Set(keys).size).toBe(200);
+    expect(Math.max(...keys.map((k) => k.length))).toBeLessThanOrEqual(256);
+    expect(keys.reduce((sum, k) => sum + k.length, 0) * 2).toBeLessThan(200 * 512);
+    expect(again).toEqual(first);
+  });
+
+  it('keeps a key of up to 256 characters as it is, and a longer one under its digest', async () => {
+    // Arrange
+    const { candidates } = await fleet(2);
+    const { policy } = manual();
+    const atLimit = 'a'.repeat(256);
+    const over = 'a'.repeat(257);
+
+    // Act
+    policy.select(candidates(), { routingKey: atLimit });
+    policy.select(candidates(), { routingKey: over });
+    policy.select(candidates(), { routingKey: over, leg: 'prefill' });
+
+    // Assert: a digest is `#` and 16 hex digits; the leg's namespace is part of what is hashed.
+    const keys = keysOf(policy);
+    expect(keys[0]).toBe(atLimit);
+    expect(keys[1]).toMatch(/^#[0-9a-f]{16}$/);
+    expect(keys[2]).toMatch(/^#[0-9a-f]{16}$/);
+    expect(keys[2]).not.toBe(keys[1]);
+  });
 });
 
 describe('manual policy: removeWorker, reset, close', () => {

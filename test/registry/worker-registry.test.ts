@@ -53,6 +53,16 @@ describe('WorkerRegistry.create', () => {
     expect(error.message.startsWith(field)).toBe(true);
   });
 
+  it('refuses an unknown option with INVALID_ARGUMENT naming it and listing the options', async () => {
+    const error = await rejectsCode(
+      WorkerRegistry.create({ defaultStatus: 'ready', virtualNode: 10 } as WorkerRegistryOptions),
+      'INVALID_ARGUMENT',
+    );
+    expect(error.message).toMatch(
+      /^options\.virtualNode is not an option of WorkerRegistry \(options: virtualNodes, /,
+    );
+  });
+
   it.each<[string, unknown[]]>([
     ['no arguments', []],
     ['options in place of the hasher', [{ defaultStatus: 'ready' }]],
@@ -989,7 +999,7 @@ describe('WorkerRegistry listeners', () => {
     expect(registry.size).toBe(1);
   });
 
-  it('by default reports a listener error as a process warning with code FLEETROUTE_LISTENER_ERROR', async () => {
+  it('by default reports a listener error as a process warning with code FLEETROUTE_LISTENER_THREW', async () => {
     // Arrange
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     try {
@@ -1004,7 +1014,7 @@ describe('WorkerRegistry listeners', () => {
       // Assert
       expect(warn).toHaveBeenCalledTimes(1);
       expect(warn.mock.calls[0]?.[0]).toMatch(/listener threw while handling 'registered'/);
-      expect(warn.mock.calls[0]?.[1]).toEqual({ code: 'FLEETROUTE_LISTENER_ERROR' });
+      expect(warn.mock.calls[0]?.[1]).toEqual({ code: 'FLEETROUTE_LISTENER_THREW' });
     } finally {
       warn.mockRestore();
     }

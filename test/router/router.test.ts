@@ -18,6 +18,7 @@ import {
   type Worker,
   WorkerRegistry,
 } from '../../src/index.js';
+import { throwsCode } from '../support/fixtures.js';
 
 const healthy: Transport = { probe: async () => true };
 
@@ -463,6 +464,18 @@ describe('Router options and lifecycle', () => {
       expect((error as FleetRouteError).code).toBe('INVALID_ARGUMENT');
       expect((error as Error).message).toMatch(message);
     }
+  });
+
+  it('refuses an unknown option (helth: false) with INVALID_ARGUMENT naming it, before building anything', async () => {
+    const registry = await WorkerRegistry.create();
+    const policy = createPolicy('cache_aware');
+    const closeSpy = vi.spyOn(policy, 'close');
+    const options = { registry, transport: healthy, policy, helth: false };
+    const error = throwsCode(() => new Router(options as never), 'INVALID_ARGUMENT');
+    expect(error.message).toMatch(/^helth is not an option of Router \(options: /);
+    expect(error.message).toContain('health');
+    expect(closeSpy).not.toHaveBeenCalled();
+    policy.close?.();
   });
 
   it('close() stops everything: no timer left, the registry no longer observed, policies closed', async () => {

@@ -11,7 +11,7 @@ import { SimRouters } from '../../src/sim/sim-routers.js';
 import { simulate } from '../../src/sim/simulation.js';
 import { resolveSimulationOptions } from '../../src/sim/simulation-options.js';
 import { generatedSharedPrefix, multiTurnChat } from '../../src/sim/workloads/index.js';
-import { hasRedisServer, type RedisServer, startRedis } from '../support/redis-server.js';
+import { freePort, hasRedisServer, type RedisServer, startRedis } from '../support/redis-server.js';
 
 const workload = generatedSharedPrefix({ groups: 16, promptsPerGroup: 12, seed: 3 });
 
@@ -84,6 +84,20 @@ describe('simulate with sharedState', () => {
     expect(() =>
       resolveSimulationOptions({ workload, policy: 'cache_aware', sharedRefreshMs: 0 }),
     ).toThrow(/sharedRefreshMs/);
+  });
+
+  it('simulate against a Redis nobody answers on rejects with TRANSPORT_FAILED', async () => {
+    const port = await freePort();
+    const run = simulate({
+      workload,
+      policy: 'cache_aware',
+      routers: 2,
+      sharedState: `redis://127.0.0.1:${port}`,
+    });
+    await expect(run).rejects.toMatchObject({
+      code: 'TRANSPORT_FAILED',
+      message: expect.stringMatching(/^shared state: no Redis answered at redis:\/\/127\.0\.0\.1:/),
+    });
   });
 
   it('comparePolicies adds a +shared row beside the K-router row, and every policy at 1 router', async () => {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { integer, number, OptionTable } from '../../core/option-table.js';
+import { integer, number, OptionTable, type Resolved } from '../../core/option-table.js';
 import { fail } from '../../core/options.js';
 import { SeededRandom } from '../random.js';
 import type { SimRequest, Workload } from '../workload.js';
@@ -150,6 +150,66 @@ interface Conversation {
  */
 export function agentConversations(options: AgentConversationsOptions = {}): Workload {
   const o = AGENT_CONVERSATIONS_OPTIONS.read(options);
+  checkLengths(o);
+  const root = new SeededRandom(o.seed);
+  const systemRandom = root.fork();
+  const systemFirsts = distinctTokens(root.fork(), o.systemPrompts);
+  const firsts = distinctTokens(root.fork(), o.conversations);
+  const startRandom = root.fork();
+  const sessionRandom = root.fork();
+  const systems = systemPromptsOf(o, systemRandom, systemFirsts);
+  const popularity = cumulativeZipf(o.systemPrompts, o.systemPromptSkew);
+
+  const conversations: Conversation[] = [];
+  let requestCount = 0;
+  let stored = 0;
+  let start = 0;
+  const meanGap = 1000 / o.conversationsPerSecond;
+  for (let c = 0; c < o.conversations; c++) {
+    if (c > 0) start += startRandom.exponential(meanGap);
+    const random = sessionRandom.fork();
+    const systemPrompt = pick(popularity, random.next());
+    const system = systems[systemPrompt]!;
+    const { length, ...turns } = drawTurns(o, random, system.length, start);
+    requestCount += turns.userLengths.length;
+    stored += length;
+    // Checked before the session's tokens exist: no allocation past the bounds.
+    if (requestCount > MAX_REQUESTS || stored > MAX_STORED_TOKENS) {
+      ensureAtMost(
+        WHERE,
+        'conversations',
+        o.conversations,
+        c,
+        `at most ${formatCount(MAX_REQUESTS)} requests and ` +
+          `${formatCount(MAX_STORED_TOKENS)} tokens stored in all`,
+      );
+    }
+    const tokens = new Uint32Array(length);
+    tokens.set(system);
+    tokens.set(random.fork().tokens(length - system.length, VOCABULARY), system.length);
+    tokens[system.length] = firsts[c]!;
+    conversations.push({ systemPrompt, ...turns, tokens });
+  }
+
+  const { requests, promptTokens } = requestsOf(conversations, systems, requestCount);
+  return frozenWorkload(
+    WHERE,
+    `${countOf(o.conversations, 'conversation')} (${countOf(requestCount, 'turn')}) starting at ` +
+      `${o.conversationsPerSecond}/s, ${countOf(o.systemPrompts, 'system prompt')} of ` +
+      `${formatCount(o.systemPromptMinLength)}–${formatCount(o.systemPromptMaxLength)} tokens, ` +
+      `mean prompt ${formatCount(Math.round(promptTokens / Math.max(1, requestCount)))} tokens, ` +
+      `${formatCount(Math.round(o.meanThinkTimeMs))} ms mean think time`,
+    requests,
+    { ...o, requests: requestCount },
+    { generator: 'agent', options: o },
+  );
+}
+
+/** The generator's options, resolved. */
+type Options = Resolved<typeof AGENT_CONVERSATIONS_OPTIONS.specs>;
+
+/** The rules between options: system prompt lengths in order, a context window that fits. */
+function checkLengths(o: Options): void {
   if (o.systemPromptMaxLength < o.systemPromptMinLength) {
     fail(
       `${WHERE}.systemPromptMaxLength`,
@@ -165,15 +225,18 @@ export function agentConversations(options: AgentConversationsOptions = {}): Wor
       o.contextWindow,
     );
   }
+}
 
-  const root = new SeededRandom(o.seed);
-  const systemRandom = root.fork();
-  const systemFirsts = distinctTokens(root.fork(), o.systemPrompts);
-  const firsts = distinctTokens(root.fork(), o.conversations);
-  const startRandom = root.fork();
-  const sessionRandom = root.fork();
-
-  const lengths = systemRandom.shuffle(
+/**
+ * The fleet-wide system prompts: lengths log-uniform over [min, max] in a seeded order, each
+ * starting with its own token of `firsts`. O(their total length).
+ */
+function systemPromptsOf(
+  o: Options,
+  random: SeededRandom,
+  firsts: ArrayLike<number>,
+): Uint32Array[] {
+  const lengths = random.shuffle(
     Array.from({ length: o.systemPrompts }, (_, k) => {
       const share = o.systemPrompts === 1 ? 0 : k / (o.systemPrompts - 1);
       return Math.round(
@@ -183,66 +246,60 @@ export function agentConversations(options: AgentConversationsOptions = {}): Wor
   );
   const systems: Uint32Array[] = [];
   for (let k = 0; k < o.systemPrompts; k++) {
-    const prompt = systemRandom.fork().tokens(lengths[k]!, VOCABULARY);
-    prompt[0] = systemFirsts[k]!;
+    const prompt = random.fork().tokens(lengths[k]!, VOCABULARY);
+    prompt[0] = firsts[k]!;
     systems.push(prompt);
   }
-  const popularity = cumulativeZipf(o.systemPrompts, o.systemPromptSkew);
+  return systems;
+}
 
-  const conversations: Conversation[] = [];
-  let requestCount = 0;
-  let stored = 0;
-  let start = 0;
-  const meanGap = 1000 / o.conversationsPerSecond;
-  for (let c = 0; c < o.conversations; c++) {
-    if (c > 0) start += startRandom.exponential(meanGap);
-    const random = sessionRandom.fork();
-    const systemPrompt = pick(popularity, random.next());
-    const turns = clampRound(lognormal(random, o.medianTurns, o.turnsSigma), o.maxTurns);
-    const userLengths: number[] = [];
-    const outputLengths: number[] = [];
-    const times: number[] = [];
-    const thinks: number[] = [];
-    let length = systems[systemPrompt]!.length;
-    let time = start;
-    for (let t = 0; t < turns; t++) {
-      const user = clampRound(
-        lognormal(random, o.medianUserMessageLength, o.lengthSigma),
-        o.maxUserMessageLength,
-      );
-      const output = clampRound(
-        lognormal(random, o.medianOutputLength, o.lengthSigma),
-        o.maxOutputLength,
-      );
-      const think = t === 0 ? 0 : random.exponential(o.meanThinkTimeMs);
-      if (length + user + output > o.contextWindow) break;
-      time += think;
-      userLengths.push(user);
-      outputLengths.push(output);
-      times.push(time);
-      thinks.push(think);
-      length += user + output;
-    }
-    requestCount += userLengths.length;
-    stored += length;
-    if (requestCount > MAX_REQUESTS || stored > MAX_STORED_TOKENS) {
-      ensureAtMost(
-        WHERE,
-        'conversations',
-        o.conversations,
-        c,
-        `at most ${formatCount(MAX_REQUESTS)} requests and ` +
-          `${formatCount(MAX_STORED_TOKENS)} tokens stored in all`,
-      );
-    }
-    const tokens = new Uint32Array(length);
-    const system = systems[systemPrompt]!;
-    tokens.set(system);
-    tokens.set(random.fork().tokens(length - system.length, VOCABULARY), system.length);
-    tokens[system.length] = firsts[c]!;
-    conversations.push({ systemPrompt, userLengths, outputLengths, times, thinks, tokens });
+/** One session's turns as drawn, and the length of its whole conversation. */
+type Turns = Omit<Conversation, 'systemPrompt' | 'tokens'> & { readonly length: number };
+
+/**
+ * Draws a session's turns from `random`, after a system prompt of `systemLength` tokens, the
+ * first sent at `start`: each turn's lengths and think time, until the drawn count or until a
+ * turn would not fit the context window. O(turns).
+ */
+function drawTurns(o: Options, random: SeededRandom, systemLength: number, start: number): Turns {
+  const turns = clampRound(lognormal(random, o.medianTurns, o.turnsSigma), o.maxTurns);
+  const userLengths: number[] = [];
+  const outputLengths: number[] = [];
+  const times: number[] = [];
+  const thinks: number[] = [];
+  let length = systemLength;
+  let time = start;
+  for (let t = 0; t < turns; t++) {
+    const user = clampRound(
+      lognormal(random, o.medianUserMessageLength, o.lengthSigma),
+      o.maxUserMessageLength,
+    );
+    const output = clampRound(
+      lognormal(random, o.medianOutputLength, o.lengthSigma),
+      o.maxOutputLength,
+    );
+    const think = t === 0 ? 0 : random.exponential(o.meanThinkTimeMs);
+    if (length + user + output > o.contextWindow) break;
+    time += think;
+    userLengths.push(user);
+    outputLengths.push(output);
+    times.push(time);
+    thinks.push(think);
+    length += user + output;
   }
+  return { userLengths, outputLengths, times, thinks, length };
+}
 
+/**
+ * The requests of `conversations` in send order: a first turn carries its session's start as
+ * its timestamp, a later one follows the session's previous turn after its think time.
+ * @returns the requests and their prompt tokens in all. O(requests).
+ */
+function requestsOf(
+  conversations: readonly Conversation[],
+  systems: readonly Uint32Array[],
+  requestCount: number,
+): { requests: SimRequest[]; promptTokens: number } {
   const order = sendOrder(conversations, requestCount);
   const requests: SimRequest[] = [];
   const previous = new Int32Array(conversations.length).fill(-1);
@@ -278,17 +335,7 @@ export function agentConversations(options: AgentConversationsOptions = {}): Wor
     previous[c] = i;
     promptTokens += end;
   }
-  return frozenWorkload(
-    WHERE,
-    `${countOf(o.conversations, 'conversation')} (${countOf(requestCount, 'turn')}) starting at ` +
-      `${o.conversationsPerSecond}/s, ${countOf(o.systemPrompts, 'system prompt')} of ` +
-      `${formatCount(o.systemPromptMinLength)}–${formatCount(o.systemPromptMaxLength)} tokens, ` +
-      `mean prompt ${formatCount(Math.round(promptTokens / Math.max(1, requestCount)))} tokens, ` +
-      `${formatCount(Math.round(o.meanThinkTimeMs))} ms mean think time`,
-    requests,
-    { ...o, requests: requestCount },
-    { generator: 'agent', options: o },
-  );
+  return { requests, promptTokens };
 }
 
 /** Turns by nominal send time (ties: session, then turn), as parallel arrays. O(n log n). */

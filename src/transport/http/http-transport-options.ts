@@ -184,7 +184,7 @@ export function resolveHttpTransportOptions(input: unknown): ResolvedHttpTranspo
       ? emitProcessWarning
       : (warning: HttpTransportWarning) => {
           const { message, code, ...fields } = warning;
-          log(logger, 'warn', `FLEETROUTE_${code}`, message, fields);
+          log(logger, 'warn', `FLEETROUTE_${code}` as const, message, fields);
         });
   return Object.freeze({ ...o, onWarning }) as ResolvedHttpTransportOptions;
 }

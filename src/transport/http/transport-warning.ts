@@ -48,7 +48,7 @@ export type HttpTransportWarningCode = HttpTransportWarning['code'];
  * `FLEETROUTE_<code>` (`FLEETROUTE_METRICS_MISSING`), where `process.emitWarning` exists.
  */
 export function emitProcessWarning(warning: HttpTransportWarning): void {
-  log(undefined, 'warn', `FLEETROUTE_${warning.code}`, warning.message);
+  log(undefined, 'warn', `FLEETROUTE_${warning.code}` as const, warning.message);
 }
 
 /** What to do about a worker that serves no metrics of its engine, by runtime. */

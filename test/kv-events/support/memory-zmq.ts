@@ -14,13 +14,14 @@ import type {
 import { type EngineModel, seqFrame } from './fake-engine.js';
 
 type Listener = (event: { address: string }) => void;
+type EventType = 'connect' | 'handshake' | 'disconnect';
 
 class Events {
   readonly #listeners = new Map<string, Listener[]>();
-  on(type: 'connect' | 'disconnect', listener: Listener): void {
+  on(type: EventType, listener: Listener): void {
     this.#listeners.set(type, [...(this.#listeners.get(type) ?? []), listener]);
   }
-  emit(type: 'connect' | 'disconnect'): void {
+  emit(type: EventType): void {
     for (const l of this.#listeners.get(type) ?? []) l({ address: 'memory' });
   }
 }
@@ -67,14 +68,14 @@ export class MemoryWire {
   }
 
   /**
-   * The engine process restarts; the subscriber sees its connection drop and come back. What
-   * the old process had not delivered dies with it (and with the old connection's socket).
+   * The engine process restarts; the subscriber sees its connection drop, and a fresh socket of
+   * its own connects again. What the old process had not delivered dies with it (and with the old
+   * connection's socket).
    */
   restart(): void {
     this.engine.restart();
     this.wire.length = 0;
     this.#subscriber?.events.emit('disconnect');
-    this.#subscriber?.events.emit('connect');
   }
 
   /**
@@ -113,7 +114,10 @@ class MemorySubscriber extends MemorySocket implements ZmqSubscriber {
 
   override connect(endpoint: string): void {
     super.connect(endpoint);
-    queueMicrotask(() => this.events.emit('connect'));
+    queueMicrotask(() => {
+      this.events.emit('connect');
+      this.events.emit('handshake');
+    });
   }
   subscribe(..._prefixes: string[]): void {}
 

@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import xxhash from 'xxhash-wasm';
+import { contentDigest } from '../../src/core/content-digest.js';
 import { FleetRouteError } from '../../src/core/errors.js';
-import { contentDigest } from '../../src/openai/content-digest.js';
 import { runs } from '../helpers/fc-settings.js';
 
 const api = await xxhash();

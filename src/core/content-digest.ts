@@ -1,13 +1,14 @@
 /**
  * The digest of a JSON value: what a content part the routing text does not carry as text (an
- * image, an audio clip, a file, a tool list) contributes in its place.
+ * image, an audio clip, a file, a tool list) contributes in its place, and what a key too long
+ * to keep is kept as.
  *
  * @module
  * @internal
  */
-import { blockHasher } from '../core/block-hasher.js';
-import { invalidArgument } from '../core/errors.js';
-import { isWellFormed } from '../core/options.js';
+import { blockHasher } from './block-hasher.js';
+import { invalidArgument } from './errors.js';
+import { isWellFormed } from './options.js';
 
 /** Bytes hashed per xxh64 call; each block's hash seeds the next block's. */
 const BLOCK_BYTES = 65_536;
@@ -145,6 +146,18 @@ export function contentDigest(value: unknown, field: string): string {
     }
   }
   return sink.end();
+}
+
+/**
+ * @internal `key` when it has at most `maxLength` UTF-16 code units; otherwise `#` followed by
+ * the 16 hex digits of its {@link contentDigest} (17 characters): still one key per value, so a
+ * key's placement stays sticky, in bounded memory. A key of at most `maxLength` characters is
+ * returned as it is (the same string), so a digest given again is kept as it is too.
+ *
+ * Cost: O(1) for a short key; a long one is hashed once, linear in its length, with no copy.
+ */
+export function keyWithin(key: string, maxLength: number): string {
+  return key.length <= maxLength ? key : `#${contentDigest(key, 'key')}`;
 }
 
 /** Writes a scalar, or opens an array or object (pushing its frame). */
