@@ -129,18 +129,20 @@ export type {
   SharedStateEvent,
   SharedStateHost,
 } from './router/shared-state.js';
-export type { SharedLoadStats } from './shared/load-share.js';
 export type { MemorySharedStoreOptions } from './shared/memory-store.js';
 export { MemorySharedStore } from './shared/memory-store.js';
+export { SharedState } from './shared/shared-state.js';
 export type {
   SharedLoadsConfig,
-  SharedLookupStats,
   SharedPrefixIndexConfig,
   SharedSessionsConfig,
   SharedStateOptions,
+} from './shared/shared-state-options.js';
+export type {
+  SharedLoadStats,
+  SharedLookupStats,
   SharedStateStats,
-} from './shared/shared-state.js';
-export { SharedState } from './shared/shared-state.js';
+} from './shared/shared-state-stats.js';
 export type {
   LoadEntry,
   LoadSync,

@@ -17,6 +17,7 @@ import { ModelCaches, TEXT, TOKENS, treeOf } from './cache-aware/model-caches.js
 import { IMBALANCED, Reasons } from './cache-aware/reasons.js';
 import { ReportRounds } from './cache-aware/report-rounds.js';
 import { TreeMode } from './cache-aware/tree-mode.js';
+import { type PrefixSharing, SHARING } from './placement-sharing.js';
 import type { Policy, PolicyExplanation, SelectRequest, WorkerRestart } from './policy.js';
 import { type PrefixHashPolicy, prefixHashPlacement } from './prefix-hash.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
@@ -147,13 +148,6 @@ export interface CacheAwareStats {
 
 // Set by the class's static block; read by the test hooks below.
 let cachesOf: (policy: CacheAwarePolicy) => ModelCaches;
-let rememberOf: (
-  policy: CacheAwarePolicy,
-  workers: readonly Worker[],
-  model: string,
-  key: string | ArrayLike<number>,
-  url: string,
-) => void;
 
 /** An optional share in [0, 1] (absent: off). */
 const optionalShare = custom<number | undefined>(undefined, (field, value) =>
@@ -252,6 +246,8 @@ export class CacheAwarePolicy implements Policy {
   readonly #placement: PrefixHashPolicy | undefined;
   /** The load rounds delivered and each worker's start time: what a late restart forgets up to. */
   readonly #rounds = new ReportRounds();
+  /** What shared state reads and writes of the prefix placements, built on first use. */
+  #sharing: PrefixSharing | undefined;
 
   readonly #pageSize: number;
 
@@ -447,16 +443,40 @@ export class CacheAwarePolicy implements Policy {
     this.reset();
   }
 
+  /**
+   * @internal The prefix placements, for shared state: whether a model is scored from engine
+   * events, and another router's placements taken as this policy's own. The same object on
+   * every call.
+   */
+  [SHARING](): PrefixSharing {
+    this.#sharing ??= {
+      kind: 'prefixes',
+      usesEvents: (model) => {
+        const events = this.#caches.get(model)?.events;
+        return events !== undefined && !events.empty;
+      },
+      remember: (workers, model, prefix, url) => this.#remember(workers, model, prefix, url),
+    };
+    return this.#sharing;
+  }
+
   static {
     cachesOf = (policy) => policy.#caches;
-    rememberOf = (policy, workers, model, key, url) => {
-      if (policy.#closed) return;
-      const kind = typeof key === 'string' ? TEXT : TOKENS;
-      const cache = policy.#caches.get(model);
-      // The insert continues the match's descent (ModelCaches.insert).
-      treeOf(cache, kind)?.match(key);
-      policy.#treeMode.insert(workers, model, cache, kind, key, url);
-    };
+  }
+
+  /** Inserts `prefix` for `url` into `model`'s tree, as if this policy had routed it there. */
+  #remember(
+    workers: readonly Worker[],
+    model: string,
+    prefix: string | ArrayLike<number>,
+    url: string,
+  ): void {
+    if (this.#closed) return;
+    const kind = typeof prefix === 'string' ? TEXT : TOKENS;
+    const cache = this.#caches.get(model);
+    // The insert continues the match's descent (ModelCaches.insert).
+    treeOf(cache, kind)?.match(prefix);
+    this.#treeMode.insert(workers, model, cache, kind, prefix, url);
   }
 }
 
@@ -478,27 +498,4 @@ export function cacheAwareTreeOf(
 /** @internal The number of models with a tree or engine blocks (tests check the bound). */
 export function cacheAwareModelCount(policy: CacheAwarePolicy): number {
   return cachesOf(policy).size;
-}
-
-/**
- * @internal Shared prefix index: whether `model`'s requests are scored from engine KV events
- * (then the approximate tree, and with it the shared index, is not used).
- */
-export function cacheAwareUsesEvents(policy: CacheAwarePolicy, model: string): boolean {
-  const events = cachesOf(policy).get(model)?.events;
-  return events !== undefined && !events.empty;
-}
-
-/**
- * @internal Shared prefix index: records that `url` was sent `key` (a prefix of a request, as
- * text or tokens) by another router, as if this policy had routed it there.
- */
-export function cacheAwareRemember(
-  policy: CacheAwarePolicy,
-  workers: readonly Worker[],
-  model: string,
-  key: string | ArrayLike<number>,
-  url: string,
-): void {
-  rememberOf(policy, workers, model, key, url);
 }

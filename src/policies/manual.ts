@@ -11,6 +11,7 @@ import type { Clock } from '../resilience/clock.js';
 import { type CandidateView, viewOf } from '../workers/candidate-view.js';
 import { Worker } from '../workers/worker.js';
 import { KeyTable, type ManualEntryInfo } from './manual/key-table.js';
+import { type SessionSharing, SHARING } from './placement-sharing.js';
 import type { Policy, SelectRequest } from './policy.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { type RandomSource, randomIndex } from './support/random.js';
@@ -83,11 +84,8 @@ export interface ManualConfig extends CommonPolicyConfig {
   readonly identityHeaders?: boolean;
 }
 
-// Set by the class's static block; read by `manualSnapshotOf` and the shared-state hooks.
+// Set by the class's static block; read by `manualSnapshotOf`.
 let tableOf: (policy: ManualPolicy) => KeyTable;
-let keyOf: (policy: ManualPolicy, request: SelectRequest | undefined) => string | undefined;
-let clockOf: (policy: ManualPolicy) => Clock;
-let ttlOf: (policy: ManualPolicy) => number;
 
 /**
  * Longest key `manual` holds as it is (UTF-16 code units, after the leg's namespace); a longer
@@ -159,6 +157,8 @@ export class ManualPolicy implements Policy {
   readonly #views = new IdentityMemo<readonly Worker[], CandidateView>();
   readonly #sampler = new Sampler();
   #lastSweep = Number.NEGATIVE_INFINITY;
+  /** What shared state reads and writes of the sessions, built on first use. */
+  #sharing: SessionSharing | undefined;
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: ManualConfig = {}) {
@@ -192,7 +192,7 @@ export class ManualPolicy implements Policy {
       this.#lastSweep = now;
       this.#table.sweep(now);
     }
-    const key = keyOfRequest(this.#identityHeaders, request);
+    const key = this.#keyOf(request);
     if (key === undefined) return pick(workers, this.#place(workers, undefined, undefined));
     const table = this.#table;
     const entry = table.get(key, now);
@@ -233,11 +233,28 @@ export class ManualPolicy implements Policy {
     this.reset();
   }
 
+  /**
+   * @internal The sessions, for shared state: the key of a request, a key's placement, and the
+   * adoption of another router's. The same object on every call.
+   */
+  [SHARING](): SessionSharing {
+    this.#sharing ??= {
+      kind: 'sessions',
+      ttlMs: this.#ttlMs,
+      keyOf: (request) => this.#keyOf(request),
+      placementOf: (key) => this.#table.peek(key),
+      adopt: (key, primary, secondary) => this.#table.adopt(key, primary, secondary, this.#clock()),
+    };
+    return this.#sharing;
+  }
+
   static {
     tableOf = (policy) => policy.#table;
-    keyOf = (policy, request) => keyOfRequest(policy.#identityHeaders, request);
-    clockOf = (policy) => policy.#clock;
-    ttlOf = (policy) => policy.#ttlMs;
+  }
+
+  /** The routing key of `request` (explicit only, or identity headers too), bounded. */
+  #keyOf(request: SelectRequest | undefined): string | undefined {
+    return keyOfRequest(this.#identityHeaders, request);
   }
 
   /**
@@ -300,38 +317,4 @@ export function manualSnapshotOf(policy: ManualPolicy): {
   counts: Record<string, number>;
 } {
   return tableOf(policy).snapshot();
-}
-
-/**
- * @internal Shared sessions: the key `select` would use for `request` (or `undefined`), and the
- * policy's idle TTL.
- */
-export function manualSessionKey(
-  policy: ManualPolicy,
-  request: SelectRequest | undefined,
-): string | undefined {
-  return keyOf(policy, request);
-}
-
-/** @internal The policy's idle TTL (ms): how long a shared session is kept. */
-export function manualTtlMs(policy: ManualPolicy): number {
-  return ttlOf(policy);
-}
-
-/** @internal The key's current placement, or `undefined` (no TTL check, no use). */
-export function manualPlacementOf(
-  policy: ManualPolicy,
-  key: string,
-): { readonly primary: string; readonly secondary: string | undefined } | undefined {
-  return tableOf(policy).peek(key);
-}
-
-/** @internal Adopts another router's placement of `key` (shared sessions). */
-export function manualAdopt(
-  policy: ManualPolicy,
-  key: string,
-  primary: string,
-  secondary: string | undefined,
-): void {
-  tableOf(policy).adopt(key, primary, secondary, clockOf(policy)());
 }

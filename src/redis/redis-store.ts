@@ -4,10 +4,10 @@
  * @module
  */
 import { createHash } from 'node:crypto';
+import { withDeadline } from '../core/bounded-wait.js';
 import { FleetRouteError } from '../core/errors.js';
 import { callback, custom, duration, OptionTable } from '../core/option-table.js';
 import { fail, readObject, readString } from '../core/options.js';
-import { withDeadline } from '../shared/part-health.js';
 import type {
   LoadEntry,
   LoadSync,
@@ -16,6 +16,7 @@ import type {
   SessionRecord,
   SharedStore,
 } from '../shared/shared-store.js';
+import { CLOCK_SLACK_MS, MAX_SHARED_COUNT, MAX_STORED_URL } from '../shared/store-values.js';
 import { loadIoRedis, type RedisClientLike } from './ioredis.js';
 import {
   CLEAR,
@@ -24,8 +25,16 @@ import {
   MATCH_PREFIX,
   PUT_SESSION,
   RECORD_PREFIX,
+  SESSION_SECRET,
   SYNC_LOADS,
 } from './scripts.js';
+import {
+  keyedName,
+  readSessionSecrets,
+  type SecretSet,
+  SessionSecrets,
+  STALE_SECRET,
+} from './session-secrets.js';
 
 /** Options of {@link RedisSharedStore.create}. @public */
 export interface RedisSharedStoreOptions {
@@ -64,6 +73,17 @@ export interface RedisSharedStoreOptions {
    * keeps reconnecting, and shared state stays degraded until it connects. @defaultValue 2000
    */
   readonly connectTimeoutMs?: number;
+  /**
+   * The secret session keys are keyed with (`HMAC-SHA-256`), so that a dump of the server cannot
+   * confirm a guessed routing key; or a list of up to four, the first keying new sessions and
+   * every one read (a rotation: give `[new, old]` to every router, then `[new]` once the old
+   * sessions' TTL has passed). 16 to 1,024 characters each. Give every router of a namespace the
+   * same. Without it, the first router that needs one generates a secret and keeps it in Redis
+   * (`{namespace}:session-secret`), where every router reads it: it then protects a dump of the
+   * session keys, not a dump of the whole server; {@link RedisSharedStore.rotateSessionSecret}
+   * replaces it. @defaultValue none: one generated and kept in Redis
+   */
+  readonly sessionSecret?: string | readonly string[];
 }
 
 /** @internal The options of the Redis store. */
@@ -75,6 +95,11 @@ export const REDIS_STORE_OPTIONS = new OptionTable(
     namespace: custom<string>('fleetroute', (field, value) => readNamespace(field, value)),
     clock: callback<() => number>('a function', undefined, "none: the server's clock"),
     connectTimeoutMs: duration(2000, 0),
+    sessionSecret: custom<readonly string[] | undefined>(
+      undefined,
+      (field, value) => readSessionSecrets(field, value),
+      'none: one generated and kept in Redis',
+    ),
   },
   ['redis', 'client'],
 );
@@ -96,7 +121,20 @@ const SCRIPTS = {
   match: script(MATCH_PREFIX),
   record: script(RECORD_PREFIX),
   clear: script(CLEAR),
+  secret: script(SESSION_SECRET),
 } as const;
+
+/**
+ * The most other live routers a sync reads (the most recently synced): a fleet has tens; this
+ * bounds the script's work whatever the namespace holds.
+ */
+const MAX_READ_ROUTERS = 1024;
+
+/** The most fields of a router's load hash a sync reads: two per worker and the epoch. */
+const MAX_ROUTER_FIELDS = 2 * 65_536 + 1;
+
+/** The namespace's generated session secret (after the prefix). */
+const SECRET_KEY = 'session-secret';
 
 /**
  * Shared state on Redis 6.2+ or Valkey, through `ioredis` (an optional peer dependency:
@@ -106,7 +144,8 @@ const SCRIPTS = {
  * Keys, all under `{namespace}:` (see docs/redis.md):
  * - `routers` — ZSET router id → last sync time; `load:<router id>` — HASH `l:<url>` /
  *   `p:<url>` → that router's in-flight / prefilling counts, and `~epoch`;
- * - `s:<hash>` — a session's workers (the routing key is hashed, never stored);
+ * - `s:<hash>` — a session's workers, under a keyed hash of the routing key (never the key);
+ *   `session-secret` — the namespace's generated secret of those hashes (none when given);
  * - `p:<hash>` — ZSET worker URL → last time it was sent the prefix block (block hashes only,
  *   never prompt text).
  *
@@ -127,6 +166,7 @@ export class RedisSharedStore implements SharedStore {
   readonly #owned: boolean;
   readonly #prefix: string;
   readonly #clock: (() => number) | undefined;
+  readonly #secrets: SessionSecrets;
   /** The client's last connection error, until it is ready again (built clients only). */
   #lastError: Error | undefined;
   #closed = false;
@@ -135,12 +175,18 @@ export class RedisSharedStore implements SharedStore {
     client: RedisClientLike,
     owned: boolean,
     prefix: string,
-    clock: (() => number) | undefined,
+    own: {
+      readonly clock: (() => number) | undefined;
+      readonly sessionSecret: readonly string[] | undefined;
+    },
   ) {
     this.#client = client;
     this.#owned = owned;
     this.#prefix = prefix;
-    this.#clock = clock;
+    this.#clock = own.clock;
+    this.#secrets = new SessionSecrets(own.sessionSecret, (id, key, rotate) =>
+      this.#run(SCRIPTS.secret, 1, [prefix + SECRET_KEY, id, key, rotate ? '1' : '0']),
+    );
   }
 
   /**
@@ -161,7 +207,7 @@ export class RedisSharedStore implements SharedStore {
       const c = o.client as Partial<RedisClientLike> | null;
       if (typeof c !== 'object' || c === null || typeof c.evalsha !== 'function')
         fail('client', 'a Redis client (an ioredis Redis)', o.client);
-      return new RedisSharedStore(o.client as RedisClientLike, false, prefix, own.clock);
+      return new RedisSharedStore(o.client as RedisClientLike, false, prefix, own);
     }
     const { Redis } = await loadIoRedis();
     const client = new Redis(own.url, {
@@ -171,7 +217,7 @@ export class RedisSharedStore implements SharedStore {
       retryStrategy: (times: number) => Math.min(100 * 2 ** Math.min(times - 1, 5), 2000),
       ...extra,
     });
-    const store = new RedisSharedStore(client, true, prefix, own.clock);
+    const store = new RedisSharedStore(client, true, prefix, own);
     // A lost server is reported by shared state's observations; the client's own error events
     // (refused AUTH, a TLS mismatch, a refused connection) become the reason of the failures.
     client.on('error', (error: Error) => {
@@ -206,13 +252,18 @@ export class RedisSharedStore implements SharedStore {
       sync.liveMs,
       sync.epoch,
       sync.full ? '1' : '0',
+      MAX_SHARED_COUNT,
+      2 + MAX_STORED_URL,
+      CLOCK_SLACK_MS,
+      MAX_READ_ROUTERS,
+      MAX_ROUTER_FIELDS,
       sync.entries.length,
     ];
     for (const e of sync.entries) args.push(e.url, e.load, e.prefilling);
     const reply = await this.#run(SCRIPTS.sync, 1, args);
-    if (!Array.isArray(reply) || reply.length < 2) throw badReply('syncLoads');
+    if (!Array.isArray(reply) || reply.length < 3) throw badReply('syncLoads');
     const byUrl = new Map<string, { load: number; prefilling: number }>();
-    for (let i = 2; i + 1 < reply.length; i += 2) {
+    for (let i = 3; i + 1 < reply.length; i += 2) {
       const field = String(reply[i]);
       const value = Number(reply[i + 1]);
       if (!(value > 0)) continue;
@@ -228,7 +279,12 @@ export class RedisSharedStore implements SharedStore {
     const loads: LoadEntry[] = [];
     for (const [url, e] of byUrl)
       if (e.load > 0) loads.push({ url, load: e.load, prefilling: e.prefilling });
-    return { accepted: Number(reply[0]) === 1, routers: Number(reply[1]) || 0, loads };
+    return {
+      accepted: Number(reply[0]) === 1,
+      routers: Number(reply[1]),
+      loads,
+      ignored: Number(reply[2]),
+    };
   }
 
   async leave(routerId: string): Promise<void> {
@@ -236,15 +292,22 @@ export class RedisSharedStore implements SharedStore {
   }
 
   async getSession(key: string): Promise<SessionRecord | undefined> {
-    const reply = await this.#run(SCRIPTS.getSession, 1, [this.#prefix + key]);
+    const reply = await this.#keyed(SCRIPTS.getSession, (set) => {
+      const names = set.keys.map((secret) => this.#prefix + keyedName(secret, key));
+      return [
+        [this.#prefix + SECRET_KEY, ...names],
+        [set.id, 2 * MAX_STORED_URL + 1],
+      ];
+    });
     if (reply === null || reply === undefined) return undefined;
     if (!Array.isArray(reply) || reply.length < 2) throw badReply('getSession');
-    const [primary, secondary] = String(reply[0]).split('\n');
+    // As stored (shared state checks it): `primary`, or `primary\nsecondary`.
+    const value = String(reply[0]);
+    const cut = value.indexOf('\n');
     const ttlLeftMs = Number(reply[1]);
-    if (primary === undefined || primary.length === 0) return undefined;
-    return secondary === undefined || secondary.length === 0
-      ? { primary, ttlLeftMs }
-      : { primary, secondary, ttlLeftMs };
+    return cut < 0
+      ? { primary: value, ttlLeftMs }
+      : { primary: value.slice(0, cut), secondary: value.slice(cut + 1), ttlLeftMs };
   }
 
   async putSession(
@@ -254,11 +317,26 @@ export class RedisSharedStore implements SharedStore {
     ttlMs: number,
   ): Promise<void> {
     const value = secondary === undefined ? primary : `${primary}\n${secondary}`;
-    await this.#run(SCRIPTS.putSession, 1, [
-      this.#prefix + key,
-      value,
-      Math.max(1, Math.round(ttlMs)),
+    const ttl = Math.max(1, Math.round(ttlMs));
+    await this.#keyed(SCRIPTS.putSession, (set) => [
+      [this.#prefix + SECRET_KEY, this.#prefix + keyedName(set.keys[0]!, key)],
+      [set.id, value, ttl],
     ]);
+  }
+
+  /**
+   * Replaces the namespace's generated session secret with a new one (every router notices on
+   * its next session call). Sessions written under the one replaced stay readable until the next
+   * rotation; a session is written again under the new secret when its placement changes or a
+   * quarter of its TTL is left.
+   *
+   * @returns when the new secret is stored. Cost: one round trip.
+   * @throws (rejects) {@link FleetRouteError} `INVALID_ARGUMENT` when the store was given
+   *   `sessionSecret` (rotate it through the option); `CLOSED` after `close()`; the client's
+   *   error when Redis does not answer.
+   */
+  rotateSessionSecret(): Promise<void> {
+    return this.#secrets.rotate();
   }
 
   async matchPrefix(
@@ -268,15 +346,17 @@ export class RedisSharedStore implements SharedStore {
   ): Promise<readonly PrefixHolder[]> {
     if (blocks.length === 0) return [];
     const args: (string | number)[] = blocks.map((b) => this.#prefix + b);
-    args.push(this.#now(), ttlMs, maxHolders);
+    args.push(this.#now(), ttlMs, maxHolders, MAX_STORED_URL, CLOCK_SLACK_MS);
     const reply = await this.#run(SCRIPTS.match, blocks.length, args);
     if (!Array.isArray(reply)) throw badReply('matchPrefix');
+    // As the script answers them (shared state checks them): holders, then odd members.
     const out: PrefixHolder[] = [];
-    for (let i = 0; i + 2 < reply.length; i += 3) {
-      const n = Number(reply[i + 1]);
-      if (!(n >= 1)) continue;
-      out.push({ url: String(reply[i]), blocks: n, ageMs: Math.max(0, Number(reply[i + 2]) || 0) });
-    }
+    for (let i = 0; i + 2 < reply.length; i += 3)
+      out.push({
+        url: String(reply[i]),
+        blocks: Number(reply[i + 1]),
+        ageMs: Number(reply[i + 2]),
+      });
     return out;
   }
 
@@ -288,7 +368,7 @@ export class RedisSharedStore implements SharedStore {
   ): Promise<void> {
     if (blocks.length === 0) return;
     const args: (string | number)[] = blocks.map((b) => this.#prefix + b);
-    args.push(this.#now(), url, Math.max(1, Math.round(ttlMs)), maxHolders);
+    args.push(this.#now(), url, Math.max(1, Math.round(ttlMs)), maxHolders, CLOCK_SLACK_MS);
     await this.#run(SCRIPTS.record, blocks.length, args);
   }
 
@@ -333,6 +413,25 @@ export class RedisSharedStore implements SharedStore {
 
   #now(): number | string {
     return this.#clock === undefined ? '' : this.#clock();
+  }
+
+  /**
+   * Runs a session script keyed with the secrets in use (`call` gives its keys, then its other
+   * arguments); when the namespace's generated secret changed meanwhile, reads it again and runs
+   * the script once more.
+   */
+  async #keyed(
+    s: Script,
+    call: (set: SecretSet) => [readonly string[], readonly (string | number)[]],
+  ): Promise<unknown> {
+    let set = await this.#secrets.get();
+    for (let attempt = 0; ; attempt++) {
+      const [keys, args] = call(set);
+      const reply = await this.#run(s, keys.length, [...keys, ...args]);
+      if (!Array.isArray(reply) || reply.length !== 1 || reply[0] !== STALE_SECRET) return reply;
+      if (attempt > 0) throw badReply('a session call (its secret changed twice)');
+      set = await this.#secrets.stale(set);
+    }
   }
 
   /** Runs a script by its SHA, loading it when the server does not have it (a restart). */

@@ -6,12 +6,12 @@
  * @internal
  */
 import { AbortScope } from '../core/abort.js';
+import { backgroundTimeout, callWithDeadline } from '../core/bounded-wait.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import { type ResolvedHealthConfig, resolveHealthConfig } from '../resilience/health-config.js';
 import type { Transport } from '../transport/transport.js';
 import type { Worker } from '../workers/worker.js';
 import type { WorkerStatus } from '../workers/worker-spec.js';
-import { backgroundTimeout, callWithDeadline } from './deadline-call.js';
 import { TaskLimiter } from './task-limiter.js';
 
 /** One worker's probe bookkeeping. */

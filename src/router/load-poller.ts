@@ -6,10 +6,10 @@
  * @internal
  */
 import { AbortScopes, type ScopeTimeout } from '../core/abort.js';
+import { backgroundTimeout, callWithDeadline } from '../core/bounded-wait.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { Transport } from '../transport/transport.js';
 import type { LoadReport } from '../workers/load-report.js';
-import { backgroundTimeout, callWithDeadline } from './deadline-call.js';
 import type { ResolvedLoadPollingConfig } from './router-options.js';
 import { TaskLimiter } from './task-limiter.js';
 

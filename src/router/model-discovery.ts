@@ -6,11 +6,11 @@
  * @internal
  */
 import { AbortScopes, type ScopeTimeout } from '../core/abort.js';
+import { backgroundTimeout, callWithDeadline } from '../core/bounded-wait.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { Transport } from '../transport/transport.js';
 import { type Worker, workerInternals } from '../workers/worker.js';
 import { isModelId, MAX_MODELS_PER_WORKER, type WorkerSpec } from '../workers/worker-spec.js';
-import { backgroundTimeout, callWithDeadline } from './deadline-call.js';
 import { TaskLimiter } from './task-limiter.js';
 
 /** @internal Counters for the router's stats. */

@@ -327,8 +327,8 @@ export class Router {
    * Fetches what the router's shared state (the `shared` option) knows about `request` — the
    * worker of its session, the workers that were sent its prefix — so that a `select` right
    * after routes on it. `execute` does this itself; call it before `select` when you route with
-   * `select`. Waits at most the shared state's lookup deadline, and not at all while the store
-   * is degraded or when there is no shared state.
+   * `select`. Waits at most the shared state's lookup deadline, never past `close()`, and not at
+   * all while the store is degraded or when there is no shared state.
    *
    * @returns a promise that resolves (never rejects for a store fault).
    * @throws (rejects) {@link FleetRouteError} `INVALID_ARGUMENT` for a `request` that is not an
@@ -339,7 +339,14 @@ export class Router {
     if (shared === undefined || this.#closed) return;
     const req = readRequest(request);
     const pending = shared.prepare(req, this.#picker.policyOf(req));
-    if (pending !== undefined) await pending;
+    if (pending === undefined) return;
+    // `close()` fires the scope, which ends the wait at once.
+    const scope = this.#calls.open(undefined);
+    try {
+      await scope.race(pending).catch(ignore);
+    } finally {
+      this.#calls.close(scope);
+    }
   }
 
   /**
@@ -387,9 +394,9 @@ export class Router {
    * @throws the last error when no attempt returned a status; {@link FleetRouteError} `NO_WORKER`
    *   when no worker was available at all, with its `reason`: `unknown_model` (no registered
    *   worker serves the model) or `unavailable` (none of them is available now); the signal's
-   *   reason as soon as `signal` aborts (the
-   *   backoff is cancelled; a `send` that ignores its signal is abandoned and its late outcome
-   *   ignored); `CLOSED` when the router closes; `INVALID_ARGUMENT` for a `request` that is not
+   *   reason as soon as `signal` aborts (a wait on the shared state's lookup ends, the backoff is
+   *   cancelled; a `send` that ignores its signal is abandoned and its late outcome ignored);
+   *   `CLOSED` as soon as the router closes; `INVALID_ARGUMENT` for a `request` that is not
    *   an object, a `send` that is not a function or a `signal` that is not an `AbortSignal`.
    */
   async execute<T>(
@@ -404,15 +411,17 @@ export class Router {
       fail('signal', 'an AbortSignal', signal);
     const req = readRequest(request);
     this.#counters.executions++;
-    const shared = this.#o.shared;
-    if (shared !== undefined) {
-      const pending = shared.prepare(req, this.#picker.policyOf(req));
-      if (pending !== undefined) await pending;
-      if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
-    }
-    const config = this.#retryConfigs.of(req);
     const scope = this.#calls.open(signal);
     try {
+      const shared = this.#o.shared;
+      if (shared !== undefined) {
+        const pending = shared.prepare(req, this.#picker.policyOf(req));
+        // The caller's abort and `close()` fire the scope, which ends the wait at once; the
+        // call then ends as either ends it (the loop throws the abort's reason).
+        if (pending !== undefined) await scope.race(pending).catch(ignore);
+        if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
+      }
+      const config = this.#retryConfigs.of(req);
       const call = { request: req, send, config, signal: scope.signal };
       const loop = new RetryLoop(call, this.#retryHost);
       if (this.#events.listening.executed === 0) return await loop.run();
@@ -544,3 +553,6 @@ function readRequest(request: unknown): SelectRequest {
 }
 
 const EMPTY_REQUEST: SelectRequest = Object.freeze({});
+
+/** Swallows the rejection of a wait the caller's abort or `close()` ended: what follows handles it. */
+const ignore = (): void => {};

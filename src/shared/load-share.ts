@@ -5,11 +5,15 @@
  * @module
  * @internal
  */
+
+import { TIMED_OUT, withDeadline } from '../core/bounded-wait.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import { workerInternals } from '../workers/worker.js';
 import type { WorkerRuntime } from '../workers/worker-runtime.js';
-import { PartHealth, TIMED_OUT, withDeadline } from './part-health.js';
+import { PartHealth } from './part-health.js';
+import type { SharedLoadStats } from './shared-state-stats.js';
 import type { LoadEntry, SharedStore } from './shared-store.js';
+import { isLoadEntry, isTally, MAX_SHARED_COUNT } from './store-values.js';
 
 /** @internal Resolved options of the loads part. */
 export interface LoadShareConfig {
@@ -18,27 +22,20 @@ export interface LoadShareConfig {
   readonly timeoutMs: number;
 }
 
-/** Counters of the loads part of `SharedState` (`stats().loads`). @public */
-export interface SharedLoadStats {
-  /** Syncs the store answered. */
-  syncs: number;
-  /** Syncs the store failed. */
-  failures: number;
-  /** Syncs not answered within `loads.timeoutMs`. */
-  timeouts: number;
-  /** Full rewrites of this router's counts (the first sync, and after the store lost them). */
-  rebuilds: number;
-  /** Other live routers at the last sync. */
-  routers: number;
-}
-
 /**
  * @internal One router's share of the fleet's in-flight counts. At most one sync is in flight;
  * a refresh that comes while one is pending is skipped, so a slow store never piles calls up.
  */
 export class LoadShare {
   readonly health: PartHealth;
-  readonly stats: SharedLoadStats = { syncs: 0, failures: 0, timeouts: 0, rebuilds: 0, routers: 0 };
+  readonly stats: SharedLoadStats = {
+    syncs: 0,
+    failures: 0,
+    timeouts: 0,
+    rebuilds: 0,
+    routers: 0,
+    ignored: 0,
+  };
   readonly #store: SharedStore;
   readonly #routerId: string;
   readonly #config: LoadShareConfig;
@@ -58,18 +55,13 @@ export class LoadShare {
   #lastOk = Number.NEGATIVE_INFINITY;
   #closed = false;
 
-  constructor(
-    store: SharedStore,
-    routerId: string,
-    config: LoadShareConfig,
-    degradeAfter: number,
-    now: () => number,
-  ) {
+  constructor(store: SharedStore, routerId: string, config: LoadShareConfig, now: () => number) {
     this.#store = store;
     this.#routerId = routerId;
     this.#config = config;
     this.#now = now;
-    this.health = new PartHealth('loads', degradeAfter);
+    // A sync that fails or stalls past `timeoutMs` degrades at once: misses are never counted.
+    this.health = new PartHealth('loads', 1);
   }
 
   attach(registry: WorkerRegistry): void {
@@ -146,7 +138,7 @@ export class LoadShare {
       if (reply === TIMED_OUT) {
         this.stats.timeouts++;
         this.#lost(started);
-        this.health.timedOut(started);
+        this.health.stalled(started);
         return;
       }
       this.stats.syncs++;
@@ -166,9 +158,13 @@ export class LoadShare {
         }
         this.#full = false;
       }
-      this.stats.routers = reply.routers;
+      const stats = this.stats;
+      if (isTally(reply.routers)) stats.routers = reply.routers;
+      else stats.ignored++;
+      if (isTally(reply.ignored)) stats.ignored += reply.ignored;
+      else if (reply.ignored !== undefined) stats.ignored++;
       this.#lastOk = this.#now();
-      this.#apply(registry, reply.loads);
+      stats.ignored += this.#apply(registry, reply.loads);
       this.health.ok();
     } catch (error) {
       if (this.#closed) return;
@@ -191,7 +187,8 @@ export class LoadShare {
     const seen = full ? undefined : new Set<string>();
     for (const worker of registry.getAll()) {
       const rt = workerInternals.runtimeOf(worker);
-      const load = rt.localLoad;
+      // Beyond the bound, the others would ignore the count: they read the bound instead.
+      const load = Math.min(rt.localLoad, MAX_SHARED_COUNT);
       const prefilling = Math.min(rt.localPrefilling, load);
       const url = worker.url;
       if (full) {
@@ -214,20 +211,30 @@ export class LoadShare {
   /**
    * Sets every worker's remote count from the other routers' sums, and clears it on every
    * runtime set before that is not set now — also when its URL now belongs to another runtime (a
-   * worker removed and registered again), whose old groups would otherwise keep the count.
-   * O(workers in the answer + workers set before).
+   * worker removed and registered again), whose old groups would otherwise keep the count. An
+   * entry outside what routers write (see `isLoadEntry`) is ignored.
+   *
+   * @returns how many entries were ignored. O(workers in the answer + workers set before).
    */
-  #apply(registry: WorkerRegistry, loads: readonly LoadEntry[]): void {
+  #apply(registry: WorkerRegistry, loads: readonly LoadEntry[]): number {
+    let ignored = 0;
     const next = new Map<string, WorkerRuntime>();
-    for (const e of loads) {
-      const worker = registry.getByUrl(e.url);
-      if (worker === undefined) continue;
-      const rt = workerInternals.runtimeOf(worker);
-      rt.setRemote(e.load, e.prefilling);
-      if (rt.remoteLoad > 0) next.set(e.url, rt);
-    }
+    if (Array.isArray(loads)) {
+      for (const e of loads) {
+        if (!isLoadEntry(e)) {
+          ignored++;
+          continue;
+        }
+        const worker = registry.getByUrl(e.url);
+        if (worker === undefined) continue;
+        const rt = workerInternals.runtimeOf(worker);
+        rt.setRemote(e.load, e.prefilling);
+        if (rt.remoteLoad > 0) next.set(e.url, rt);
+      }
+    } else ignored++;
     for (const [url, rt] of this.#remote) if (next.get(url) !== rt) rt.setRemote(0, 0);
     this.#remote = next;
+    return ignored;
   }
 
   #clearRemote(): void {

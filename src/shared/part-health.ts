@@ -1,40 +1,11 @@
 /**
- * The health of one part of shared state (loads, sessions, prefix index), and a deadline on a
- * store call that never leaves a timer behind.
+ * The health of one part of shared state (loads, sessions, prefix index): `ok` or `degraded`,
+ * and the rule that moves it.
  *
  * @module
  * @internal
  */
 import type { SharedStateEvent } from '../router/shared-state.js';
-
-/** @internal What `withDeadline` resolves to when the deadline passed first. */
-export const TIMED_OUT: unique symbol = Symbol('timed out');
-
-/**
- * @internal `promise`'s value, or {@link TIMED_OUT} once `ms` passed first; rejects with its
- * error. The timer is cleared as soon as either settles; a late settlement is ignored (a late
- * rejection is handled, never unhandled).
- *
- * A busy event loop runs expired timers before it reads the sockets, so an answer that arrived
- * in time could lose to its own deadline: when the timer fires, the deadline is declared only
- * after one more poll of the sockets (`setImmediate` runs after it), and an answer read there
- * wins.
- */
-export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => setImmediate(() => resolve(TIMED_OUT)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
 
 /** @internal A short reason for an event: an error's message, bounded. */
 export function reasonOf(error: unknown): string {
@@ -44,8 +15,9 @@ export function reasonOf(error: unknown): string {
 
 /**
  * @internal `ok` or `degraded`, with the rule that moves between them: an error degrades at
- * once; `degradeAfter` deadline misses in a row degrade; any call answered in time recovers.
- * Each change is reported once.
+ * once, and so does a call that stalled past its timeout (a load sync); `degradeAfter` misses in
+ * a row of a lookup's short deadline degrade; any call answered in time recovers. Each change
+ * is reported once.
  */
 export class PartHealth {
   readonly #part: SharedStateEvent['part'];
@@ -80,6 +52,15 @@ export class PartHealth {
   /** A call missed its deadline. */
   timedOut(now: number): void {
     if (++this.#misses >= this.#degradeAfter) this.#degrade('timeout', now);
+  }
+
+  /**
+   * A call stalled past its timeout: degrades at once. (A lookup's deadline is a few ms, which a
+   * busy event loop can miss; a sync's timeout is a second.)
+   */
+  stalled(now: number): void {
+    this.#misses = 0;
+    this.#degrade('timeout', now);
   }
 
   /** A call failed. */

@@ -45,6 +45,11 @@ export interface LoadSyncReply {
   readonly routers: number;
   /** The other live routers' counts, summed per worker (workers at zero are left out). */
   readonly loads: readonly LoadEntry[];
+  /**
+   * Values the store read and left out of the sums because no router could have written them
+   * (shared state adds them to `stats().loads.ignored`); absent: none.
+   */
+  readonly ignored?: number;
 }
 
 /** A shared sticky session: the workers a routing key is placed on. @public */
@@ -63,7 +68,11 @@ export interface PrefixHolder {
   readonly url: string;
   /** Consecutive blocks from the start of the request held by this worker (at least 1). */
   readonly blocks: number;
-  /** How long ago the first block was last recorded for this worker (ms). */
+  /**
+   * How long ago the first block was last recorded for this worker (ms). Negative for a record
+   * dated ahead of the store's clock, which no router writes: a store may answer such records
+   * after the holders, for shared state to count them.
+   */
   readonly ageMs: number;
 }
 
@@ -72,6 +81,11 @@ export interface PrefixHolder {
  * remote store, and may reject (the caller degrades to local state); none is called inside
  * `select`. Keys are opaque strings chosen by the caller (hashes: no prompt text or routing key
  * in the clear); the store prefixes them with its namespace.
+ *
+ * Shared state trusts nothing a store answers: a value outside what a router writes (a count
+ * above 65,536 or not an integer, a URL longer than 32,768 characters, a session without a time
+ * left, a holder dated ahead of the store's clock) is ignored and counted in `stats()`. A store
+ * bounds what it reads in size, so that answering never costs more than the answer's bounds.
  *
  * @public
  */

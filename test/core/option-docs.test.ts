@@ -37,7 +37,7 @@ import {
   SHARED_PREFIX_OPTIONS as SHARED_PREFIX_INDEX_OPTIONS,
   SHARED_SESSIONS_OPTIONS,
   SHARED_STATE_OPTIONS,
-} from '../../src/shared/shared-state.js';
+} from '../../src/shared/shared-state-options.js';
 import { COMPARE_OPTIONS } from '../../src/sim/compare.js';
 import { FLEET_OPTIONS } from '../../src/sim/fleet-model.js';
 import { SIMULATION_OPTIONS } from '../../src/sim/simulation-options.js';

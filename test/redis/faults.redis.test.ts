@@ -155,6 +155,29 @@ describe.skipIf(noRedis)('shared state through redis-server faults', () => {
       expect(lastOf(a, part)).toEqual({ type: 'sharedState', part, state: 'ok' });
   });
 
+  it('degrades loads on the first sync stalled past loads.timeoutMs, and recovers after the stall', async () => {
+    const server = await redisServer(t);
+    const a = await replica(t, server.url, { shared: { loads: { refreshMs: 0, timeoutMs: 200 } } });
+    await a.shared.sync();
+    expect(a.shared.stats().loads.state).toBe('ok');
+
+    server.signal('SIGSTOP');
+    await a.shared.sync();
+    const during = a.shared.stats().loads;
+    server.signal('SIGCONT');
+
+    expect(during).toMatchObject({ state: 'degraded', timeouts: 1 });
+    expect(a.events).toEqual([
+      { type: 'sharedState', part: 'loads', state: 'degraded', reason: 'timeout' },
+    ]);
+    expect(a.warnings).toEqual(['FLEETROUTE_SHARED_STATE_DEGRADED']);
+    const recovered = await until(async () => {
+      await a.shared.sync();
+      return a.shared.stats().loads.state === 'ok';
+    });
+    expect(recovered).toBe(true);
+  });
+
   it('shares loads only with routers that give the password, and routes without it', async () => {
     const password = 'correct horse staple';
     const server = await redisServer(t, { password });

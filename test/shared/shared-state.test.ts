@@ -384,11 +384,19 @@ describe('SharedState.stats', () => {
     await shared.sync(); // runs after the sync the start began
     await r.router.execute(sessionRequest('user-1'), send);
     await shared.flush();
-    const lookup = { timeouts: 0, failures: 0, dropped: 0 };
+    const lookup = { timeouts: 0, failures: 0, dropped: 0, ignored: 0 };
     const stats = shared.stats();
     expect(stats).toEqual({
       routerId: 'me',
-      loads: { syncs: 2, failures: 0, timeouts: 0, rebuilds: 1, routers: 1, state: 'ok' },
+      loads: {
+        syncs: 2,
+        failures: 0,
+        timeouts: 0,
+        rebuilds: 1,
+        routers: 1,
+        ignored: 0,
+        state: 'ok',
+      },
       sessions: { state: 'ok', lookups: 1, hits: 0, writes: 1, ...lookup },
       prefixIndex: { state: 'ok', lookups: 0, hits: 0, writes: 0, ...lookup },
     });
@@ -424,6 +432,107 @@ describe('sharing across routers', () => {
     expect(again.url).toBe(URLS[1]);
     expect(b.shared.stats().prefixIndex.hits).toBe(1);
     busy.release();
+  });
+});
+
+describe('values a store answers that no router wrote', () => {
+  /** A store that answers what it is given, whatever the call. */
+  function lyingStore(answers: {
+    loads?: unknown;
+    routers?: unknown;
+    ignored?: unknown;
+    session?: unknown;
+    holders?: unknown;
+  }): SharedStore {
+    const inner = new MemorySharedStore();
+    return {
+      kind: 'lying',
+      syncLoads: async (sync) => {
+        await inner.syncLoads(sync);
+        return {
+          accepted: true,
+          routers: (answers.routers ?? 1) as number,
+          loads: (answers.loads ?? []) as LoadSyncReply['loads'],
+          ...(answers.ignored === undefined ? {} : { ignored: answers.ignored as number }),
+        };
+      },
+      leave: (id) => inner.leave(id),
+      getSession: async () => answers.session as SessionRecord | undefined,
+      putSession: (...args) => inner.putSession(...args),
+      matchPrefix: async () => answers.holders as readonly PrefixHolder[],
+      recordPrefix: (...args) => inner.recordPrefix(...args),
+    };
+  }
+
+  it('ignores load entries out of bounds, counted, and keeps the valid ones', async () => {
+    const store = lyingStore({
+      loads: [
+        { url: URLS[0], load: 3, prefilling: 1 },
+        { url: URLS[1], load: 1e7, prefilling: 0 },
+        { url: URLS[1], load: Number.POSITIVE_INFINITY, prefilling: 0 },
+        { url: URLS[1], load: 2, prefilling: 5 },
+        { url: URLS[1], load: -1, prefilling: 0 },
+        { url: 7, load: 1, prefilling: 0 },
+        null,
+      ],
+      routers: Number.NaN,
+      ignored: 4,
+    });
+    const r = await replica(sharedOver(store));
+    await r.shared.sync();
+    const before = r.shared.stats().loads.ignored;
+    await r.shared.sync();
+    expect([loadOf(r, URLS[0]), loadOf(r, URLS[1])]).toEqual([3, 0]);
+    // Per sync: 6 entries, the router count, and the store's own 4.
+    expect(r.shared.stats().loads.ignored - before).toBe(11);
+    expect(r.shared.stats().loads).toMatchObject({ state: 'ok', failures: 0, routers: 0 });
+  });
+
+  it('ignores a non-array answer to a sync, counted', async () => {
+    const r = await replica(sharedOver(lyingStore({ loads: 'a lot' })));
+    await r.shared.sync();
+    const before = r.shared.stats().loads.ignored;
+    await r.shared.sync();
+    expect(r.shared.stats().loads.ignored - before).toBe(1);
+    expect(r.shared.stats().loads).toMatchObject({ state: 'ok', failures: 0 });
+  });
+
+  it.each([
+    ['a URL of 40,000 characters', { primary: `http://${'w'.repeat(40_000)}`, ttlLeftMs: 1000 }],
+    ['a URL with a newline', { primary: 'http://w0:8000\nx', ttlLeftMs: 1000 }],
+    ['no time left', { primary: URLS[0], ttlLeftMs: -1 }],
+    ['a secondary that is not a string', { primary: URLS[0], secondary: 4, ttlLeftMs: 1000 }],
+    ['not an object', 'http://w0:8000'],
+  ])('ignores a session with %s, counted, and places the key itself', async (_, session) => {
+    const r = await replica(sharedOver(lyingStore({ session }), { loads: false }));
+    const served = await r.router.execute(sessionRequest('user-1'), send);
+    expect(URLS).toContain(served.url);
+    expect(r.shared.stats().sessions).toMatchObject({ hits: 0, ignored: 1 });
+  });
+
+  it('keeps at most maxHolders prefix holders of one run, recent and of the lookup, and counts the rest', async () => {
+    const holder = (url: string, blocks: number, ageMs: number) => ({ url, blocks, ageMs });
+    const store = lyingStore({
+      holders: [
+        holder(URLS[1], 8, 10), // the whole prompt: 8 blocks of 8 characters
+        holder(URLS[0], 7, 10), // another run
+        holder(URLS[0], 8, -5_000), // dated ahead
+        holder(URLS[0], 8, 1e9), // older than the TTL
+        holder(URLS[0], 99, 10), // deeper than the lookup
+        holder(URLS[0], 8, 10), // beyond maxHolders (1)
+      ],
+    });
+    const r = await replica(
+      sharedOver(store, {
+        loads: false,
+        prefixIndex: { deadlineMs: 5, blockChars: 8, maxHolders: 1 },
+      }),
+    );
+    const busy = r.registry.getByUrl(URLS[1])!.acquire(); // alone, r's miss would go to w0
+    const served = await r.router.execute(prefixRequest, send);
+    busy.release();
+    expect(served.url).toBe(URLS[1]);
+    expect(r.shared.stats().prefixIndex).toMatchObject({ hits: 1, ignored: 5 });
   });
 });
 
@@ -560,7 +669,7 @@ describe('a store that never answers', () => {
     expect(shared.stats().sessions).toMatchObject({ state: 'ok', timeouts: 2 });
   });
 
-  it('times syncs out, degrades loads, keeps routing, and still closes', async () => {
+  it('times syncs out, degrades loads on the first, keeps routing, and still closes', async () => {
     const store = new ControlledStore();
     const shared = sharedOver(store, { degradeAfter: 2 });
     const r = await replica(shared);
@@ -568,6 +677,8 @@ describe('a store that never answers', () => {
     store.mode = 'hang';
     const lease = r.router.select();
     await shared.sync();
+    // degradeAfter counts lookup misses only: a sync past loads.timeoutMs degrades at once.
+    expect(shared.stats().loads).toMatchObject({ state: 'degraded', timeouts: 1 });
     await shared.sync();
     expect(shared.stats().loads).toMatchObject({ state: 'degraded', timeouts: 2 });
     expect(r.events).toEqual([

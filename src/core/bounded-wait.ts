@@ -1,11 +1,42 @@
 /**
- * `callWithDeadline`: one call into the caller's transport, bounded by a timeout and abortable,
- * that always settles — whatever the transport does.
+ * Bounded waits: a promise raced against a deadline that never leaves a timer behind
+ * (`withDeadline`), and one call into a caller's code bounded by a timeout and abortable, that
+ * always settles (`callWithDeadline`). Shared state waits on its store with the first; the
+ * router's probes, load polls and model discoveries run through the second.
  *
  * @module
  * @internal
  */
-import type { AbortScope, ScopeTimeout } from '../core/abort.js';
+import type { AbortScope, ScopeTimeout } from './abort.js';
+
+/** @internal What `withDeadline` resolves to when the deadline passed first. */
+export const TIMED_OUT: unique symbol = Symbol('timed out');
+
+/**
+ * @internal `promise`'s value, or {@link TIMED_OUT} once `ms` passed first; rejects with its
+ * error. The timer is cleared as soon as either settles; a late settlement is ignored (a late
+ * rejection is handled, never unhandled).
+ *
+ * A busy event loop runs expired timers before it reads the sockets, so an answer that arrived
+ * in time could lose to its own deadline: when the timer fires, the deadline is declared only
+ * after one more poll of the sockets (`setImmediate` runs after it), and an answer read there
+ * wins.
+ */
+export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => setImmediate(() => resolve(TIMED_OUT)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
 
 /** The signal's default reason (`AbortError`): what the transport's signal has always carried. */
 const DEFAULT_REASON = (): undefined => undefined;
