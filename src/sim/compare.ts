@@ -90,7 +90,8 @@ export interface CompareOptions
   /**
    * Called as each run progresses, from 0 to `total` completed requests, under the run's
    * {@link PolicyRun.policy} label (`cache_aware`, `cache_aware+events (1 router)`, …), and
-   * the oracle's under `'oracle'`. With worker threads, the runs' calls interleave.
+   * the greedy oracle's under `'greedy-oracle'`. With worker threads, the runs' calls
+   * interleave.
    */
   readonly onProgress?: (run: string, completed: number, total: number) => void;
   /**
@@ -106,8 +107,9 @@ export interface CompareOptions
    */
   readonly threads?: number;
   /**
-   * Also run the oracle ({@link Comparison.oracle}): one more simulation, routed with perfect
-   * knowledge of every engine's cache and queue. @defaultValue true
+   * Also run the greedy oracle ({@link Comparison.oracle}): one more simulation, routed greedily
+   * with perfect knowledge of every engine's cache and queue — a reference, not a bound.
+   * @defaultValue true
    */
   readonly oracle?: boolean;
 }
