@@ -54,6 +54,17 @@ export interface PolicyRun {
     readonly cv: number;
   };
   /**
+   * Prompt tokens routed to each worker (index = worker), their max/mean and coefficient of
+   * variation: balance weighted by work, where {@link PolicyRun.load} counts requests. Even
+   * request counts can hide uneven work (one worker given every long prompt); this shows it.
+   * Every prompt token counts, cached or not.
+   */
+  readonly work: {
+    readonly perWorker: readonly number[];
+    readonly maxOverMean: number;
+    readonly cv: number;
+  };
+  /**
    * Share of requests sent to a worker that held the longest cached prefix at the time, among
    * the requests for which some worker held one; `undefined` when none did.
    */

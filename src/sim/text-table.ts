@@ -31,6 +31,7 @@ const COLUMNS: readonly Column[] = [
   { header: 'TTFT p99', cell: (r) => ms(r.ttftMs.p99) },
   { header: 'req/s', cell: (r) => fixed(r.throughput.requestsPerSecond, 1) },
   { header: 'load max/mean', cell: (r) => fixed(r.load.maxOverMean, 2) },
+  { header: 'tokens max/mean', cell: (r) => fixed(r.work.maxOverMean, 2) },
   { header: 'load CV', cell: (r) => fixed(r.load.cv, 2) },
   { header: 'precision', cell: (r) => (r.precision === undefined ? '—' : percent(r.precision)) },
   { header: 'route µs', cell: (r) => fixed(r.routingMicrosPerRequest, 1) },

@@ -108,6 +108,10 @@ const METRICS: readonly (readonly [string, string])[] = [
     'Requests routed per worker: the busiest worker over the mean, and the coefficient of variation (standard deviation over mean); 1 and 0 are perfectly even.',
   ],
   [
+    'Tokens max/mean',
+    'Prompt tokens routed per worker, the busiest worker over the mean: balance weighted by work, which even request counts can hide.',
+  ],
+  [
     'Precision',
     'The share of requests sent to the worker holding the longest cached prefix, among requests for which some worker held one (— when none did).',
   ],

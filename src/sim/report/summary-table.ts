@@ -55,6 +55,12 @@ function columns(c: Comparison): Column[] {
       format: (v) => formatFixed(v, 2),
       better: 'low',
     },
+    {
+      header: 'Tokens max/mean',
+      value: (r) => r.work.maxOverMean,
+      format: (v) => formatFixed(v, 2),
+      better: 'low',
+    },
     { header: 'Load CV', value: (r) => r.load.cv, format: (v) => formatFixed(v, 2), better: 'low' },
     { header: 'Precision', value: (r) => r.precision, format: formatPercent, better: 'high' },
     {
