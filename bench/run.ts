@@ -25,6 +25,7 @@ const BENCHMARKS = [
   'registry-reads-alloc',
   'registry-scan',
   'policy-select',
+  'prefix-hash-varied',
   'cache-aware',
   'kv-events',
   'event-select',

@@ -78,6 +78,9 @@ const MEAN_SPAN = 256;
 /** Buckets looked at on each side for a least-loaded owner outside the imbalance escape. */
 const NEAR_STEPS = 16;
 
+/** Tie-break starts are drawn below this, then taken modulo the buckets in play. */
+const TURN_RANGE = 2 ** 30;
+
 /** Ranks by requests awaiting a first token, then in flight: prefilling × this + load. */
 const PREFILL_RANK = 2 ** 26;
 
@@ -113,7 +116,10 @@ export const BUCKET_OPTIONS = policyOptions('bucket', 'BucketConfig', {
  * (requests without a prompt count as 0), fitted as soon as the window holds `minSamples` sizes
  * and refitted every `refitIntervalMs`; before that (and again after `reset()`) they are evenly
  * spaced over `[0, initialMaxTokens]`. A size on several equal boundaries goes to the bucket of
- * that range dealt the fewest tokens (then the lower).
+ * that range dealt the fewest tokens; among equally dealt ones, to the first at or after this
+ * instance's own turn in the range (drawn once from `random`, else `seed` — the same seed deals
+ * alike —, else `Math.random`), so several routers dealing alike sizes do not take the buckets
+ * in lockstep. The deal bound's nearest bucket breaks its ties the same way.
  *
  * Two bounds keep a bucket from queueing ahead of the others (without them a size range that is
  * busy for a while — a burst of long prompts, conversations growing past the fitted quantiles —
@@ -163,6 +169,11 @@ export class BucketPolicy implements Policy {
   readonly #bounds = new Float64Array(4);
   /** Moving mean of the deal weights (size + 1), the unit of `loadSlack`. */
   #meanWeight = 1;
+  /**
+   * Where this instance's ties between equally dealt buckets start (taken modulo the range),
+   * drawn once: several routers dealing alike sizes do not walk the buckets in lockstep.
+   */
+  readonly #turn: number;
   // Per-call reads, by list index: valid where `#readAt` equals `#call`, so no worker is read
   // twice in one call and nothing needs clearing between calls.
   #call = 0;
@@ -174,7 +185,8 @@ export class BucketPolicy implements Policy {
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: BucketConfig = {}) {
-    const { options, clock } = readPolicyConfig(BUCKET_OPTIONS, config);
+    const { options, clock, random } = readPolicyConfig(BUCKET_OPTIONS, config);
+    this.#turn = random.index(TURN_RANGE);
     this.#window = new SizeWindow(options.windowSize, options.minSamples, options.initialMaxTokens);
     this.#refitIntervalMs = options.refitIntervalMs;
     this.#absThreshold = options.balanceAbsThreshold;
@@ -255,13 +267,14 @@ export class BucketPolicy implements Policy {
     if (k === 0) return -1;
     const window = this.#window;
     const deals = index.deals;
-    const home = deals.leastIn(window.firstBucket(size, k), window.lastBucket(size, k));
+    const turn = this.#turn;
+    const home = deals.leastIn(window.firstBucket(size, k), window.lastBucket(size, k), turn);
     let j: number;
     if (isImbalanced(min, max, this.#absThreshold, this.#relThreshold)) {
       j = this.#nearestLeastLoaded(workers, index, home, min, index.size, false);
     } else {
       const limit = deals.lowest() + this.#slack * this.#meanWeight;
-      j = deals.count(home) <= limit ? home : deals.nearestAtMost(home, limit);
+      j = deals.count(home) <= limit ? home : deals.nearestAtMost(home, limit, turn);
       // A worker with more requests awaiting their first token than the least such one (a new
       // request would queue behind their prefill) yields to the nearest one within a few
       // buckets that has no more.

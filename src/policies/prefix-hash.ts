@@ -130,9 +130,10 @@ export class PrefixHashPolicy implements Policy {
   #minPrefill = Number.POSITIVE_INFINITY;
   readonly #bounds = new Float64Array(4);
   readonly #acceptBounded = (_url: string, index: number): boolean => {
-    if (!this.#sampler.read(this.#entry!.aligned[index])) return false;
-    const load = this.#sampler.state.load;
-    if (load + 1 <= this.#cap && this.#sampler.state.prefilling! <= this.#minPrefill) return true;
+    const rt = this.#entry!.runtimeAt(index);
+    if (rt === undefined || !rt.routable || !rt.canExecute()) return false;
+    const load = rt.load;
+    if (load + 1 <= this.#cap && rt.prefilling <= this.#minPrefill) return true;
     if (this.#best < 0 || load < this.#bestLoad) {
       this.#best = index;
       this.#bestLoad = load;

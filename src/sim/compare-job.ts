@@ -14,7 +14,7 @@ import type { Workload, WorkloadRecipe } from './workload.js';
 
 /** @internal One run of a comparison: the name it reports progress under, and its options. */
 export interface CompareJob {
-  /** The run's label (the policy, or a variant of it: `cache_aware+events`), or `'oracle'`. */
+  /** The run's label (the policy, or a variant of it: `cache_aware+events`), or `'greedy-oracle'`. */
   readonly name: string;
   /** The oracle's run (`plan.policy` is then ignored). */
   readonly oracle: boolean;

@@ -39,7 +39,7 @@ export const DEFAULT_POLICIES: readonly PolicyName[] = Object.freeze(
 
 /**
  * Options of {@link comparePolicies}. Those it shares with `simulate` — `workload`, `fleet`,
- * `routers`, `seed`, `loadPollIntervalMs`, `firstTokens`, `engineRestarts` (the oracle's run
+ * `routers`, `seed`, `loadPollIntervalMs`, `firstTokens`, `engineRestarts` (the greedy oracle's run
  * too), `kvEventDelayMs` and `kvEventLoss` (the runs with events), `sharedRefreshMs` (the runs
  * with shared state) — are {@link SimulationOptions}' own, applied to every run.
  *
@@ -75,7 +75,7 @@ export interface CompareOptions
    * `cache_aware`, it runs twice — approximate (its own tree, as without this option) and fed
    * by events ({@link SimulationOptions.kvEvents}; row `cache_aware+events`) — and, with
    * `routers` > 1, both of them at 1 router too (rows suffixed ` (1 router)`), so the table
-   * shows what K routers cost with and without events. The other policies and the oracle run
+   * shows what K routers cost with and without events. The other policies and the greedy oracle run
    * once, as without it. @defaultValue false
    */
   readonly kvEvents?: boolean;
@@ -83,14 +83,15 @@ export interface CompareOptions
    * Compare K routers with and without shared state ({@link SimulationOptions.sharedState}):
    * each run at `routers` gets a twin whose routers share state (row suffixed `+shared`), and
    * with `routers` > 1 every policy also runs at 1 router (row suffixed ` (1 router)`), so the
-   * table shows what K routers cost, and what sharing wins back. The oracle runs once.
+   * table shows what K routers cost, and what sharing wins back. The greedy oracle runs once.
    * @defaultValue none
    */
   readonly sharedState?: string;
   /**
    * Called as each run progresses, from 0 to `total` completed requests, under the run's
    * {@link PolicyRun.policy} label (`cache_aware`, `cache_aware+events (1 router)`, …), and
-   * the oracle's under `'oracle'`. With worker threads, the runs' calls interleave.
+   * the greedy oracle's under `'greedy-oracle'`. With worker threads, the runs' calls
+   * interleave.
    */
   readonly onProgress?: (run: string, completed: number, total: number) => void;
   /**
@@ -106,8 +107,9 @@ export interface CompareOptions
    */
   readonly threads?: number;
   /**
-   * Also run the oracle ({@link Comparison.oracle}): one more simulation, routed with perfect
-   * knowledge of every engine's cache and queue. @defaultValue true
+   * Also run the greedy oracle ({@link Comparison.oracle}): one more simulation, routed greedily
+   * with perfect knowledge of every engine's cache and queue — a reference, not a bound.
+   * @defaultValue true
    */
   readonly oracle?: boolean;
 }
@@ -214,7 +216,7 @@ export function variantsOf(
 
 /**
  * Runs each policy through `simulate` on the same workload, fleet, arrivals and seed — and,
- * unless `oracle: false`, the oracle run ({@link Comparison.oracle}) — and computes the ceiling
+ * unless `oracle: false`, the greedy-oracle run ({@link Comparison.oracle}) — and computes the ceiling
  * hit rate and the fleet's capacity. The runs go to worker threads (see
  * {@link CompareOptions.threads}); the result does not depend on how many.
  *
@@ -230,7 +232,7 @@ export function variantsOf(
  *   `FleetRouteError` (code and message); an error thrown by `onProgress`, as is (the other
  *   runs are then stopped).
  * Cost: one workload check (O(requests + prompt tokens)), the ceiling (O(prompt tokens)), then
- * one simulation per policy and one for the oracle (which walks every engine's cache and queue
+ * one simulation per policy and one for the greedy oracle (which walks every engine's cache and queue
  * for each request), spread over `threads` threads, each of which first builds the workload again.
  * @public
  */

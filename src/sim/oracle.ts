@@ -1,7 +1,8 @@
 /**
- * The oracle run: routing with perfect knowledge of every engine — its cache, what the requests
- * routed to it are about to add, and its queue — an estimate of the best hit rate a router can
- * reach on a fleet of that size and cache.
+ * The greedy-oracle run: routing with perfect knowledge of every engine — its cache, what the
+ * requests routed to it are about to add, and its queue — one request at a time, greedily. A
+ * reference for the policies, not an upper bound: a policy can beat it (the bound on hit rate is
+ * the ceiling, one infinite shared cache).
  *
  * @module
  * @internal
@@ -14,8 +15,11 @@ import { SimRouters } from './sim-routers.js';
 import type { ResolvedSimulationOptions } from './simulation-options.js';
 import { SimulationRun } from './simulation-run.js';
 
-/** @internal The name the oracle's {@link PolicyRun} carries. */
-export const ORACLE = 'oracle';
+/**
+ * @internal The name the greedy oracle's {@link PolicyRun} carries: its row's label in the table
+ * and the report, and the column "of greedy-oracle".
+ */
+export const ORACLE = 'greedy-oracle';
 
 /**
  * @internal How much more a prompt token the worker must compute weighs than a token of queue
@@ -159,7 +163,7 @@ export function oraclePolicy(view: OracleView): Policy {
  * @internal `simulateResolved` with the oracle in place of `o.policy` (whose name and
  * configuration are ignored): the same fleet, arrivals and seed.
  *
- * @returns the run, with policy `'oracle'`.
+ * @returns the run, with policy `'greedy-oracle'`.
  * @throws what `simulateResolved` throws. Cost: that of a run, plus one cache walk per worker
  *   per request.
  */

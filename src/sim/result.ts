@@ -54,6 +54,17 @@ export interface PolicyRun {
     readonly cv: number;
   };
   /**
+   * Prompt tokens routed to each worker (index = worker), their max/mean and coefficient of
+   * variation: balance weighted by work, where {@link PolicyRun.load} counts requests. Even
+   * request counts can hide uneven work (one worker given every long prompt); this shows it.
+   * Every prompt token counts, cached or not.
+   */
+  readonly work: {
+    readonly perWorker: readonly number[];
+    readonly maxOverMean: number;
+    readonly cv: number;
+  };
+  /**
    * Share of requests sent to a worker that held the longest cached prefix at the time, among
    * the requests for which some worker held one; `undefined` when none did.
    */
@@ -116,26 +127,30 @@ export interface Comparison {
   /** Independent routers sharing the fleet (requests spread over them round-robin). */
   readonly routers: number;
   readonly seed: number;
-  /** Hit rate of one infinite cache shared by the whole fleet: no policy can do better. */
+  /**
+   * Hit rate of one infinite cache shared by the whole fleet: no policy can do better (the bound;
+   * {@link Comparison.oracle} is a reference, not a bound).
+   */
   readonly ceiling: number;
   /** Estimated requests per second the fleet sustains at the ceiling hit rate. */
   readonly capacity: number;
   readonly runs: readonly PolicyRun[];
   /**
-   * The oracle run (`policy: 'oracle'`), present unless `comparePolicies` was given
-   * `oracle: false` (`simulate` never runs it): the same fleet, arrivals and seed, routed with
-   * perfect knowledge of every engine — its cache, the prompt blocks that the requests already
-   * routed there will publish once their prefill is done, and its queue. Each request goes to
-   * the worker with the smallest estimated time to first token, counting the tokens it would
-   * have to compute there twice: it stays with the worker holding its prefix (a conversation,
-   * a group's system prompt, even one still in prefill) unless waiting there costs more than
-   * twice the prefill saved. Ties go to the longest match, the fewest in flight, the emptiest
-   * cache, then the lowest index. It estimates the best hit rate a router can reach with this fleet and cache size,
-   * where {@link Comparison.ceiling} is the bound of one infinite cache. It is greedy, an
-   * estimate rather than a proof: it buys its hit rate with queueing (its TTFT is often higher
-   * than `cache_aware`'s), and on a long trace at many workers a policy that balances new
-   * prompts (`cache_aware`) beats it, since following every short shared prefix gathers traffic
-   * on a few workers whose caches then evict more (see docs/simulator.md).
+   * The greedy-oracle run (`policy: 'greedy-oracle'`), present unless `comparePolicies` was
+   * given `oracle: false` (`simulate` never runs it): the same fleet, arrivals and seed, routed
+   * with perfect knowledge of every engine — its cache, the prompt blocks that the requests
+   * already routed there will publish once their prefill is done, and its queue. Each request
+   * goes to the worker with the smallest estimated time to first token, counting the tokens it
+   * would have to compute there twice: it stays with the worker holding its prefix (a
+   * conversation, a group's system prompt, even one still in prefill) unless waiting there costs
+   * more than twice the prefill saved. Ties go to the longest match, the fewest in flight, the
+   * emptiest cache, then the lowest index. It is a greedy reference, not an upper bound: policies
+   * beat it — it buys its hit rate with queueing (its TTFT is often higher than
+   * `cache_aware`'s), and on a long trace at many workers, or near capacity behind several
+   * routers, following every shared prefix gathers traffic on a few workers whose caches then
+   * evict more (see docs/simulator.md). The bound on hit rate is {@link Comparison.ceiling}.
+   * The field keeps its name; comparisons written before this run was renamed carry
+   * `policy: 'oracle'`.
    */
   readonly oracle?: PolicyRun;
   /**

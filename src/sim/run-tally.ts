@@ -27,6 +27,8 @@ export interface RunEnd {
 export class RunTally {
   readonly #requests: number;
   readonly #routed: number[];
+  /** Prompt tokens routed to each worker. */
+  readonly #tokens: number[];
   readonly #ttft: number[] = [];
   #sent = 0;
   #unroutable = 0;
@@ -41,6 +43,7 @@ export class RunTally {
   constructor(requests: number, workers: number) {
     this.#requests = requests;
     this.#routed = new Array<number>(workers).fill(0);
+    this.#tokens = new Array<number>(workers).fill(0);
   }
 
   /** Routing decisions taken so far (routed or not). */
@@ -55,14 +58,17 @@ export class RunTally {
 
   /**
    * A routing decision at simulated time `now` took `routingMs` of wall-clock time and chose
-   * `worker` (`undefined`: no worker could take the request).
+   * `worker` (`undefined`: no worker could take the request) for a prompt of `promptTokens`.
    */
-  onSend(now: number, routingMs: number, worker: number | undefined): void {
+  onSend(now: number, routingMs: number, worker: number | undefined, promptTokens: number): void {
     if (Number.isNaN(this.#firstSend)) this.#firstSend = now;
     this.#sent++;
     this.#routingMs += routingMs;
     if (worker === undefined) this.#unroutable++;
-    else this.#routed[worker]!++;
+    else {
+      this.#routed[worker]!++;
+      this.#tokens[worker]! += promptTokens;
+    }
   }
 
   /** The policy took `branch` for the decision just counted (`undefined`: it keeps none). */
@@ -86,6 +92,7 @@ export class RunTally {
     const perSecond = (count: number): number =>
       makespanMs === 0 ? 0 : count / (makespanMs / 1000);
     const load = spread(this.#routed);
+    const work = spread(this.#tokens);
     return {
       policy: end.policy,
       requests: total,
@@ -99,6 +106,7 @@ export class RunTally {
       },
       makespanMs,
       load: { perWorker: this.#routed, maxOverMean: load.maxOverMean, cv: load.cv },
+      work: { perWorker: this.#tokens, maxOverMean: work.maxOverMean, cv: work.cv },
       precision: end.precision,
       routingMicrosPerRequest: this.#sent === 0 ? 0 : (this.#routingMs * 1000) / this.#sent,
       decisions: Object.fromEntries([...this.#branches].sort(([a], [b]) => (a < b ? -1 : 1))),

@@ -365,7 +365,7 @@ export class SimulationRun {
     const lease = router.select(selectRequest);
     const routingMs = performance.now() - started;
     const worker = lease === undefined ? undefined : this.#workerOf.get(lease.worker.url);
-    this.#tally.onSend(now, routingMs, worker);
+    this.#tally.onSend(now, routingMs, worker, request.promptLength);
     if (lease !== undefined) this.#tally.onBranch(this.#policies[k]?.explain?.()?.branch);
     if (lease === undefined || worker === undefined) {
       lease?.release();

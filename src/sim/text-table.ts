@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { ORACLE } from './oracle.js';
 import type { Comparison, PolicyRun } from './result.js';
 
 /** A column: its header and how a run's value is shown (the first is left-aligned, the rest right). */
@@ -19,7 +20,7 @@ const COLUMNS: readonly Column[] = [
   { header: 'hit rate', cell: (r) => percent(r.hitRate) },
   { header: 'of ceiling', cell: (r, c) => (c.ceiling > 0 ? percent(r.hitRate / c.ceiling) : '—') },
   {
-    header: 'of oracle',
+    header: `of ${ORACLE}`,
     cell: (r, c) => {
       const oracle = c.oracle?.hitRate ?? 0;
       return oracle > 0 ? percent(r.hitRate / oracle) : '—';
@@ -30,6 +31,7 @@ const COLUMNS: readonly Column[] = [
   { header: 'TTFT p99', cell: (r) => ms(r.ttftMs.p99) },
   { header: 'req/s', cell: (r) => fixed(r.throughput.requestsPerSecond, 1) },
   { header: 'load max/mean', cell: (r) => fixed(r.load.maxOverMean, 2) },
+  { header: 'tokens max/mean', cell: (r) => fixed(r.work.maxOverMean, 2) },
   { header: 'load CV', cell: (r) => fixed(r.load.cv, 2) },
   { header: 'precision', cell: (r) => (r.precision === undefined ? '—' : percent(r.precision)) },
   { header: 'route µs', cell: (r) => fixed(r.routingMicrosPerRequest, 1) },
@@ -38,8 +40,9 @@ const COLUMNS: readonly Column[] = [
 /**
  * Renders `comparison` for a terminal: the workload, fleet, arrivals, ceiling and capacity, then
  * an aligned table with one row per policy and, when the comparison has one, a last row for the
- * oracle run and a column "of oracle" (each hit rate over the oracle's). Plain ASCII apart from
- * `µ`, `—` and `×`.
+ * greedy-oracle run and a column "of greedy-oracle" (each hit rate over its hit rate: a
+ * reference, not a bound, so a policy can exceed 100 %). Plain ASCII apart from `µ`, `—` and
+ * `×`.
  *
  * @returns the text, ending with a newline.
  * @public

@@ -100,7 +100,7 @@ describe('fleetroute simulate --kv-events', () => {
     expect(code).toBe(0);
     const rows = stdout
       .split('\n')
-      .filter((l) => /^(round_robin|cache_aware|oracle)/.test(l))
+      .filter((l) => /^(round_robin|cache_aware|greedy-oracle)/.test(l))
       .map((l) => l.split(/ {2,}/)[0]);
     expect(rows).toEqual([
       'round_robin',
@@ -108,7 +108,7 @@ describe('fleetroute simulate --kv-events', () => {
       'cache_aware+events (1 router)',
       'cache_aware',
       'cache_aware+events',
-      'oracle',
+      'greedy-oracle',
     ]);
     expect(stdout).toMatch(/^kv events .*5 ms late; 1 engine restart/m);
     const html = await readFile(join(dir, 'fleetroute-report.html'), 'utf8');

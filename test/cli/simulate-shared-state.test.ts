@@ -59,7 +59,7 @@ describe('fleetroute simulate --shared-state', () => {
     expect(code).toBe(0);
     const rows = stdout
       .split('\n')
-      .filter((l) => /^(round_robin|cache_aware|oracle)/.test(l))
+      .filter((l) => /^(round_robin|cache_aware|greedy-oracle)/.test(l))
       .map((l) => l.split(/ {2,}/)[0]);
     expect(rows).toEqual([
       'round_robin (1 router)',
@@ -68,7 +68,7 @@ describe('fleetroute simulate --shared-state', () => {
       'cache_aware (1 router)',
       'cache_aware',
       'cache_aware+shared',
-      'oracle',
+      'greedy-oracle',
     ]);
   });
 

@@ -192,6 +192,34 @@ describe('bucket: fitting the boundaries', () => {
   });
 });
 
+describe('bucket: several instances', () => {
+  it('instances dealing one size over one list do not walk the buckets in lockstep', async () => {
+    // Arrange: fitted on one size, every boundary equals it, so each request may go to any bucket.
+    const { workers } = await prefillFleet(8);
+    const picks = (config: { seed?: number }) => {
+      const policy = new BucketPolicy({ ...config, clock: () => 0, minSamples: 1, windowSize: 16 });
+      return route(
+        policy,
+        workers,
+        Array.from({ length: 9 }, () => 1_000),
+      );
+    };
+
+    // Act
+    const seeded = Array.from({ length: 16 }, (_, k) => picks({ seed: 1_000_003 + k }));
+    const unseeded = Array.from({ length: 16 }, () => picks({}));
+
+    // Assert: after the first request (placed by the initial boundaries alike), not every instance
+    // takes the same bucket next, each still deals every bucket once per round, and the same seed
+    // deals the same way.
+    for (const runs of [seeded, unseeded]) {
+      expect(new Set(runs.map((r) => r[1])).size).toBeGreaterThan(1);
+      for (const r of runs) expect(new Set(r.slice(0, 8)).size).toBe(8); // each bucket once
+    }
+    expect(picks({ seed: 42 })).toEqual(picks({ seed: 42 }));
+  });
+});
+
 describe('bucket: boundaries', () => {
   it('sends a size exactly on a boundary to the bucket of the two dealt less, and past a busier owner', async () => {
     // Arrange: two workers, initial boundary at 2048 tokens; p1 has a request in flight.
@@ -328,7 +356,13 @@ describe('bucket: imbalance escape', () => {
     // (the loads are balanced: no escape).
     const { workers } = await prefillFleet(40, 'q');
     const sorted = [...workers].sort(byUrl);
-    const policy = new BucketPolicy({ ...MAP_ONLY, clock: () => 0, initialMaxTokens: 40 });
+    // Ties between equally dealt buckets from the lowest (`random` 0: this instance's turn is 0).
+    const policy = new BucketPolicy({
+      ...MAP_ONLY,
+      clock: () => 0,
+      initialMaxTokens: 40,
+      random: () => 0,
+    });
     for (const worker of sorted.slice(0, 39)) worker.acquire();
 
     // Act: size 30 sits on boundary 30, so its home is bucket 29 (10 buckets from the idle one);

@@ -13,8 +13,14 @@ describe('selectPair', () => {
 
     const pairs = Array.from({ length: 4 }, () => selectPair(prefill, decode, {}, policies)!);
 
-    expect(pairs.map((p) => prefill.indexOf(p.prefill))).toEqual([0, 1, 0, 1]);
-    expect(pairs.map((p) => decode.indexOf(p.decode))).toEqual([0, 1, 2, 0]);
+    const p0 = prefill.indexOf(pairs[0]!.prefill);
+    const d0 = decode.indexOf(pairs[0]!.decode);
+    expect(pairs.map((p) => prefill.indexOf(p.prefill))).toEqual(
+      [0, 1, 2, 3].map((i) => (p0 + i) % 2),
+    );
+    expect(pairs.map((p) => decode.indexOf(p.decode))).toEqual(
+      [0, 1, 2, 3].map((i) => (d0 + i) % 3),
+    );
   });
 
   it('never returns half a pair: no available decode worker means undefined and no prefill pick', async () => {

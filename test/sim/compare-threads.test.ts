@@ -78,7 +78,7 @@ describe('comparePolicies with worker threads', () => {
     const workload = generatedSharedPrefix({ groups: 12, promptsPerGroup: 10 });
     const serial = await comparePolicies({ workload, policies: POLICIES, threads: 1 });
     const threaded = await comparePolicies({ workload, policies: POLICIES, threads: 2 });
-    expect(threaded.oracle?.policy).toBe('oracle');
+    expect(threaded.oracle?.policy).toBe('greedy-oracle');
     expect(deterministic(threaded)).toEqual(deterministic(serial));
   });
 
@@ -180,7 +180,7 @@ describe('comparePolicies with worker threads', () => {
         last.set(policy, [completed, total]);
       },
     });
-    expect([...last.keys()].sort()).toEqual([...POLICIES, 'oracle'].sort());
+    expect([...last.keys()].sort()).toEqual([...POLICIES, 'greedy-oracle'].sort());
     for (const [completed, total] of last.values()) expect([completed, total]).toEqual([64, 64]);
     expect(backwards).toEqual([]);
   });

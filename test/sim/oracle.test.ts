@@ -27,6 +27,7 @@ import {
 import type { PrefixCache } from '../../src/sim/prefix-cache.js';
 import type { SimRequest } from '../../src/sim/workload.js';
 import type { Worker } from '../../src/workers/worker.js';
+import { comparison, run } from './report/comparison-fixture.js';
 
 const URLS = ['http://w0', 'http://w1', 'http://w2', 'http://w3'];
 
@@ -175,11 +176,11 @@ describe('what the oracle reads of an engine', () => {
 });
 
 describe('the oracle run in a comparison', () => {
-  it('is reported as `oracle` by default, absent with oracle: false, and never part of simulate', async () => {
+  it('is reported as `greedy-oracle` by default, absent with oracle: false, and never part of simulate', async () => {
     const workload = generatedSharedPrefix({ groups: 8, promptsPerGroup: 6 });
     const policies = ['round_robin', 'cache_aware'] as const;
     const withOracle = await comparePolicies({ workload, policies, threads: 1 });
-    expect(withOracle.oracle?.policy).toBe('oracle');
+    expect(withOracle.oracle?.policy).toBe('greedy-oracle');
     expect(withOracle.oracle?.completed).toBe(48);
     expect(withOracle.runs.map((r) => r.policy)).toEqual([...policies]);
     const without = await comparePolicies({ workload, policies, threads: 1, oracle: false });
@@ -190,20 +191,35 @@ describe('the oracle run in a comparison', () => {
     expect(alone.policy).toBe('cache_aware');
   });
 
-  it('puts an oracle row and an "of oracle" column in the text table', async () => {
+  it('puts a greedy-oracle row and an "of greedy-oracle" column in the text table', async () => {
     const workload = generatedSharedPrefix({ groups: 8, promptsPerGroup: 6 });
     const policies = ['round_robin'] as const;
     const c = await comparePolicies({ workload, policies, threads: 1 });
     const text = formatComparison(c);
     const lines = text.split('\n');
     const header = lines.find((l) => l.startsWith('policy'))!;
-    expect(header).toMatch(/of ceiling +of oracle/);
-    const oracleRow = lines.find((l) => l.startsWith('oracle '))!;
+    expect(header).toMatch(/of ceiling +of greedy-oracle/);
+    const oracleRow = lines.find((l) => l.startsWith('greedy-oracle '))!;
     expect(oracleRow).toContain('100.0 %');
     const share = `${((c.runs[0]!.hitRate / c.oracle!.hitRate) * 100).toFixed(1)} %`;
     expect(lines.find((l) => l.startsWith('round_robin'))).toContain(share);
     const plain = formatComparison(await comparePolicies({ workload, policies, oracle: false }));
     expect(plain).not.toContain('oracle');
+  });
+
+  it('claims no bound: a policy that beats the greedy oracle shows more than 100 % of it', () => {
+    const c = comparison(
+      [run('round_robin', 0, { hitRate: 0.5 }), run('cache_aware', 1, { hitRate: 0.9 })],
+      { oracle: run('greedy-oracle', 2, { hitRate: 0.8 }) },
+    );
+    const text = formatComparison(c);
+    const row = text.split('\n').find((l) => l.startsWith('cache_aware'))!;
+
+    expect(c.runs.find((r) => r.policy === 'cache_aware')!.hitRate).toBeGreaterThan(
+      c.oracle!.hitRate,
+    );
+    expect(row).toContain(`${((0.9 / 0.8) * 100).toFixed(1)} %`);
+    expect(text).not.toMatch(/bound|of oracle/);
   });
 });
 

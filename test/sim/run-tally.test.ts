@@ -21,10 +21,10 @@ describe('RunTally', () => {
   it('assembles the result from sends, completions and what the run reports at the end', () => {
     const tally = new RunTally(3, 2);
     expect(tally.started).toBe(false);
-    tally.onSend(100, 0.002, 0);
+    tally.onSend(100, 0.002, 0, 300);
     expect(tally.started).toBe(true);
-    tally.onSend(150, 0.004, 1);
-    tally.onSend(200, 0.003, undefined);
+    tally.onSend(150, 0.004, 1, 100);
+    tally.onSend(200, 0.003, undefined, 50);
     expect(tally.sent).toBe(3);
     tally.onComplete(1_100, 100, 300, 50);
     tally.onComplete(2_100, 150, 250, 150);
@@ -41,6 +41,7 @@ describe('RunTally', () => {
       timestampOffsetMs: 4,
       throughput: { requestsPerSecond: 1, outputTokensPerSecond: 100 },
       load: { perWorker: [1, 1], maxOverMean: 1, cv: 0 },
+      work: { perWorker: [300, 100], maxOverMean: 1.5, cv: 0.5 },
     });
     expect(run.ttftMs.p50).toBe(100);
     expect(run.ttftMs.p99).toBe(200);
@@ -80,7 +81,7 @@ describe('quantileSteps', () => {
   it('is empty without values, and the run carries it', () => {
     expect(quantileSteps([], 100)).toEqual([]);
     const tally = new RunTally(2, 1);
-    tally.onSend(0, 0, 0);
+    tally.onSend(0, 0, 0, 10);
     tally.onComplete(10, 0, 4, 1);
     expect(tally.result(end).ttftQuantilesMs).toEqual(new Array(101).fill(4));
   });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { FleetRouteError } from '../../src/index.js';
 import {
+  formatComparison,
   generatedSharedPrefix,
   multiTurnChat,
   type PolicyRun,
@@ -13,6 +14,7 @@ import {
   simulate,
   type Workload,
 } from '../../src/sim/index.js';
+import { comparison } from './report/comparison-fixture.js';
 
 const small = generatedSharedPrefix({ groups: 8, promptsPerGroup: 8 });
 
@@ -68,6 +70,27 @@ describe('simulate', () => {
     expect(run.timeline.inFlight[0]!.length).toBeGreaterThan(0);
     expect(run.routingMicrosPerRequest).toBeGreaterThan(0);
     expect(run.throughput.requestsPerSecond).toBeCloseTo(64 / (run.makespanMs / 1000), 6);
+  });
+
+  it('weighs balance by work too: prompt tokens per worker, when request counts are even', async () => {
+    // Long and short prompts alternate, so round robin over two workers gives one of them every
+    // long prompt: two requests each way, 2 × 1,600 tokens against 2 × 200.
+    const w = workload(
+      Array.from({ length: 4 }, (_, i) => {
+        const length = i % 2 === 0 ? 1_600 : 200;
+        return { promptLength: length, tokens: () => unique(length, i + 1), outputLength: 10 };
+      }),
+    );
+    const run = await simulate({ workload: w, policy: 'round_robin', fleet: { workers: 2 } });
+
+    expect(run.load.perWorker).toEqual([2, 2]);
+    expect(run.load.maxOverMean).toBe(1);
+    expect([...run.work.perWorker].sort((a, b) => a - b)).toEqual([400, 3_200]);
+    expect(run.work.maxOverMean).toBeCloseTo(3_200 / 1_800, 12);
+    expect(run.work.cv).toBeCloseTo(1_400 / 1_800, 12);
+    const text = formatComparison(comparison([run]));
+    expect(text).toMatch(/load max\/mean +tokens max\/mean/);
+    expect(text).toMatch(/\nround_robin .* 1\.00 +1\.78 /);
   });
 
   it('all at once: every request is in flight at the first sample', async () => {

@@ -60,17 +60,25 @@ export class DealTree {
     }
   }
 
-  /** The lowest bucket of `from … to` (inclusive) with the lowest count there. O(log k). */
-  leastIn(from: number, to: number): number {
-    const target = this.#rangeMin(1, 0, this.#leaves - 1, from, to);
-    return this.#firstAtMost(1, 0, this.#leaves - 1, from, to, target);
+  /**
+   * The bucket of `from … to` (inclusive) with the lowest count there; among equal ones the
+   * first at or after `from + turn mod (to − from + 1)`, wrapping to `from` (with `turn` 0, the
+   * lowest). O(log k).
+   */
+  leastIn(from: number, to: number, turn = 0): number {
+    const last = this.#leaves - 1;
+    const target = this.#rangeMin(1, 0, last, from, to);
+    const start = from + (turn % (to - from + 1));
+    const after = this.#firstAtMost(1, 0, last, start, to, target);
+    return after >= 0 ? after : this.#firstAtMost(1, 0, last, from, start - 1, target);
   }
 
   /**
    * The bucket nearest to `j` whose count is at most `limit` (at equal distance, the lower
-   * count, then the lower bucket), or -1 when none is. O(log k).
+   * count, then the one met first going up from bucket `turn mod k`, wrapping — with `turn` 0,
+   * the lower), or -1 when none is. O(log k).
    */
-  nearestAtMost(j: number, limit: number): number {
+  nearestAtMost(j: number, limit: number, turn = 0): number {
     const last = this.#size - 1;
     const up = this.#firstAtMost(1, 0, this.#leaves - 1, j, last, limit);
     const down = this.#lastAtMost(1, 0, this.#leaves - 1, 0, j, limit);
@@ -79,7 +87,12 @@ export class DealTree {
     const du = up - j;
     const dd = j - down;
     if (du !== dd) return du < dd ? up : down;
-    return this.count(up) < this.count(down) ? up : down;
+    const cu = this.count(up);
+    const cd = this.count(down);
+    if (cu !== cd) return cu < cd ? up : down;
+    const k = this.#size;
+    const t = turn % k;
+    return (up - t + k) % k < (down - t + k) % k ? up : down;
   }
 
   #rangeMin(node: number, lo: number, hi: number, from: number, to: number): number {

@@ -228,11 +228,14 @@ export class PrefixKey {
   /** Hashes the first block (`count` tokens, seed 0). */
   #hashFirst(hasher: Hasher, tokens: ArrayLike<number>, count: number): void {
     if (tokens instanceof Uint32Array) {
-      // Already little-endian uint32 words: hash them in place.
-      hasher.hashBytes(new Uint8Array(tokens.buffer, tokens.byteOffset, 4 * count));
-      return;
-    }
-    copyWords(tokens, 0, count, this.#words);
+      if (tokens.length > count) {
+        // Already little-endian uint32 words: hash the first block in place.
+        hasher.hashBytes(new Uint8Array(tokens.buffer, tokens.byteOffset, 4 * count));
+        return;
+      }
+      // A prompt of at most one block: one copy into the block buffer costs less than a view.
+      this.#words.set(tokens);
+    } else copyWords(tokens, 0, count, this.#words);
     hasher.hashBytes(count === this.#block ? this.#bytes : this.#partial(count));
   }
 

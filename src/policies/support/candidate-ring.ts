@@ -15,7 +15,8 @@ import {
   type RingAccept,
 } from '../../ring/hash-ring.js';
 import { type CandidateView, viewOf } from '../../workers/candidate-view.js';
-import { Worker } from '../../workers/worker.js';
+import { Worker, workerInternals } from '../../workers/worker.js';
+import type { WorkerRuntime } from '../../workers/worker-runtime.js';
 import { available } from './sampling.js';
 
 /** @internal A ring over one candidate list. */
@@ -27,6 +28,8 @@ export class CandidateRing {
   readonly aligned: readonly (Worker | undefined)[];
   /** Ring-walk predicate: the candidate at that ring index is available. Built once. */
   readonly acceptAvailable: RingAccept;
+  /** `#runtimes[i]`: `aligned[i]`'s runtime, kept from its first read (it never changes). */
+  readonly #runtimes: (WorkerRuntime | undefined)[];
 
   constructor(ring: HashRing, view: CandidateView) {
     this.ring = ring;
@@ -36,7 +39,23 @@ export class CandidateRing {
       return i < 0 ? undefined : view.workers[i];
     });
     this.aligned = aligned;
+    this.#runtimes = new Array<WorkerRuntime | undefined>(aligned.length).fill(undefined);
     this.acceptAvailable = (_url, index) => available(aligned[index]);
+  }
+
+  /**
+   * The routing state of the candidate at ring index `index` (`undefined`: not a candidate): the
+   * worker's runtime, read once and kept, so a walk touches one object per worker it visits
+   * rather than the worker and its runtime. O(1).
+   */
+  runtimeAt(index: number): WorkerRuntime | undefined {
+    const kept = this.#runtimes[index];
+    if (kept !== undefined) return kept;
+    const worker = this.aligned[index];
+    if (worker === undefined) return undefined;
+    const runtime = workerInternals.runtimeOf(worker);
+    this.#runtimes[index] = runtime;
+    return runtime;
   }
 }
 

@@ -91,8 +91,8 @@ const METRICS: readonly (readonly [string, string])[] = [
     'The hit rate of one infinite cache shared by the whole fleet; no policy can do better, and “% of ceiling” divides by it.',
   ],
   [
-    'Oracle',
-    'When present: a run routed with perfect knowledge of every worker’s cache, an upper bound for the policies; “of oracle” divides each hit rate by its hit rate.',
+    'Greedy oracle',
+    'When present: a run routed greedily with perfect knowledge of every worker’s cache and queue — a reference, not a bound: a policy can beat it; “of greedy-oracle” divides each hit rate by its hit rate.',
   ],
   [
     'TTFT',
@@ -106,6 +106,10 @@ const METRICS: readonly (readonly [string, string])[] = [
   [
     'Load',
     'Requests routed per worker: the busiest worker over the mean, and the coefficient of variation (standard deviation over mean); 1 and 0 are perfectly even.',
+  ],
+  [
+    'Tokens max/mean',
+    'Prompt tokens routed per worker, the busiest worker over the mean: balance weighted by work, which even request counts can hide.',
   ],
   [
     'Precision',

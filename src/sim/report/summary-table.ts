@@ -1,10 +1,12 @@
 /**
  * The report's summary table: one row per policy, one column per metric, with the best value
- * of each column in bold, and the oracle's row (when the comparison has one) set apart below.
+ * of each column in bold, and the greedy oracle's row (when the comparison has one) set apart
+ * below.
  *
  * @module
  * @internal
  */
+import { ORACLE } from '../oracle.js';
 import type { Comparison, PolicyRun } from '../result.js';
 import {
   DASH,
@@ -53,6 +55,12 @@ function columns(c: Comparison): Column[] {
       format: (v) => formatFixed(v, 2),
       better: 'low',
     },
+    {
+      header: 'Tokens max/mean',
+      value: (r) => r.work.maxOverMean,
+      format: (v) => formatFixed(v, 2),
+      better: 'low',
+    },
     { header: 'Load CV', value: (r) => r.load.cv, format: (v) => formatFixed(v, 2), better: 'low' },
     { header: 'Precision', value: (r) => r.precision, format: formatPercent, better: 'high' },
     {
@@ -73,11 +81,14 @@ function columns(c: Comparison): Column[] {
   return list;
 }
 
-/** The column "of oracle": a run's hit rate over the oracle's (— when the oracle's is 0). */
+/**
+ * The column "of greedy-oracle": a run's hit rate over the greedy oracle's (— when its is 0); a
+ * policy that beats it shows more than 100 %.
+ */
 function ofOracle(oracle: PolicyRun): Column {
   const value = (r: PolicyRun): number =>
     oracle.hitRate > 0 && Number.isFinite(oracle.hitRate) ? r.hitRate / oracle.hitRate : Number.NaN;
-  return { header: 'of oracle', value, format: formatPercent, better: 'high' };
+  return { header: `of ${ORACLE}`, value, format: formatPercent, better: 'high' };
 }
 
 /** The best finite value of a column, or `undefined` when fewer than two runs can be ranked. */
@@ -91,8 +102,9 @@ function bestOf(column: Column, runs: readonly PolicyRun[]): number | undefined 
 /**
  * @internal The summary `<table>`: a row per run in the order given, `—` for a missing or
  * non-finite value, and the best value of each ranked column in `<strong>` (every tie too).
- * The oracle, when present, is ranked with no one: its row comes last, in its own
- * `<tbody class="oracle">`, and the column "of oracle" divides each hit rate by its own.
+ * The greedy oracle, when present, is ranked with no one: its row comes last, in its own
+ * `<tbody class="oracle">`, tagged as a reference rather than a bound, and the column
+ * "of greedy-oracle" divides each hit rate by its own.
  */
 export function summaryTable(c: Comparison): string {
   const cols = columns(c);
@@ -112,7 +124,7 @@ export function summaryTable(c: Comparison): string {
   const oracle =
     c.oracle === undefined
       ? ''
-      : `<tbody class="oracle">${row(c.oracle, `${escapeHtml(c.oracle.policy)} <span class="tag">upper bound</span>`, false)}</tbody>`;
+      : `<tbody class="oracle">${row(c.oracle, `${escapeHtml(c.oracle.policy)} <span class="tag">reference, not a bound</span>`, false)}</tbody>`;
   return (
     '<div class="table-wrap"><table>' +
     `<thead><tr><th scope="col">Policy</th>${head}</tr></thead>` +

@@ -52,6 +52,11 @@ export function run(
     throughput: { requestsPerSecond: 40 + seed, outputTokensPerSecond: 5000 + seed * 100 },
     makespanMs: 25_000,
     load: { perWorker, maxOverMean: 1.1 + seed * 0.01, cv: 0.08 + seed * 0.01 },
+    work: {
+      perWorker: perWorker.map((n) => n * 1_000),
+      maxOverMean: 1.2 + seed * 0.01,
+      cv: 0.1 + seed * 0.01,
+    },
     precision: 0.6 + seed * 0.02,
     routingMicrosPerRequest: 1.5 + seed * 0.1,
     decisions:

@@ -126,9 +126,10 @@ describe('renderHtmlReport: content', () => {
 
     expect(count(best, '<strong>')).toBe(5);
     expect(best).toContain('<strong>59.0%</strong>');
-    expect(count(worst, '<strong>')).toBe(5);
+    expect(count(worst, '<strong>')).toBe(6);
     expect(worst).toContain('<strong>100</strong>');
     expect(worst).toContain('<strong>1.50</strong>');
+    expect(worst).toContain('<strong>1.20</strong>'); // tokens max/mean
   });
 
   it('switches the TTFT axis to log scale when values span more than 50×', () => {

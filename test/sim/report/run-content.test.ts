@@ -118,15 +118,15 @@ describe('renderHtmlReport: the Run section', () => {
   });
 });
 
-describe('renderHtmlReport: the oracle', () => {
-  it('is a row of its own with an "of oracle" column, ranked with no one', () => {
+describe('renderHtmlReport: the greedy oracle', () => {
+  it('is a row of its own with an "of greedy-oracle" column, ranked with no one', () => {
     const runs = [run('a', 0, { hitRate: 0.4 }), run('b', 1, { hitRate: 0.6 })];
-    const oracle = run('oracle', 5, { hitRate: 0.8, routingMicrosPerRequest: 0.01 });
+    const oracle = run('greedy-oracle', 5, { hitRate: 0.8, routingMicrosPerRequest: 0.01 });
     const html = sectionOf(renderHtmlReport(comparison(runs, { oracle })), 'summary');
 
-    expect(html).toContain('<th scope="col">of oracle</th>');
+    expect(html).toContain('<th scope="col">of greedy-oracle</th>');
     expect(html).toContain(
-      '<tbody class="oracle"><tr><th scope="row">oracle <span class="tag">upper bound</span></th>',
+      '<tbody class="oracle"><tr><th scope="row">greedy-oracle <span class="tag">reference, not a bound</span></th>',
     );
     const oracleRow = html.slice(html.indexOf('<tbody class="oracle">'));
     expect(oracleRow).not.toContain('<strong>');
@@ -142,7 +142,16 @@ describe('renderHtmlReport: the oracle', () => {
   it('without an oracle there is neither the row nor the column', () => {
     const html = sectionOf(renderHtmlReport(comparison(policies(2))), 'summary');
 
-    expect(html).not.toContain('of oracle');
+    expect(html).not.toContain('of greedy-oracle');
     expect(html).not.toContain('class="oracle"');
+  });
+
+  it('claims no bound a policy exceeds: a policy above it shows more than 100 %', () => {
+    const runs = [run('a', 0, { hitRate: 0.4 }), run('b', 1, { hitRate: 0.9 })];
+    const oracle = run('greedy-oracle', 5, { hitRate: 0.8 });
+    const page = renderHtmlReport(comparison(runs, { oracle }));
+
+    expect(sectionOf(page, 'summary')).toContain('<td class="best"><strong>112.5%</strong></td>');
+    expect(page).not.toMatch(/upper bound|of oracle/);
   });
 });
