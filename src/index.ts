@@ -4,6 +4,8 @@
  * @packageDocumentation
  */
 
+export type { AdmissionEvent, AdmissionStats } from './admission/admission-events.js';
+export type { AdmissionConfig } from './admission/admission-options.js';
 export type { BlockHashOptions } from './cache/block-hashes.js';
 export { blockHashes } from './cache/block-hashes.js';
 export type { KvEvent } from './cache/kv-event-store.js';

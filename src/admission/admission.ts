@@ -11,50 +11,10 @@ import type { SelectRequest } from '../policies/policy.js';
 import { monotonicClock } from '../resilience/clock.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
+import type { AdmissionEvent, AdmissionStats } from './admission-events.js';
 import { MAX_PRIORITY, type ResolvedAdmissionConfig } from './admission-options.js';
 import { AdmissionQueue, QueueEntry } from './admission-queue.js';
 import { Saturation } from './saturation.js';
-
-/**
- * How one request fared at admission (the `admission` observation event):
- *
- * - `admitted`: a worker had room, at once or after a wait in the queue (`waitedMs`);
- * - `rejected`: turned away with `SATURATED` (`reason`: `shed`, `queue_full`, `timeout` or `busy`);
- * - `aborted`: its caller's signal ended its wait (it left the queue at once);
- * - `closed`: the router closed while it waited (`CLOSED`).
- *
- * @public
- */
-export interface AdmissionEvent {
-  readonly type: 'admission';
-  readonly model: string | undefined;
-  readonly outcome: 'admitted' | 'rejected' | 'aborted' | 'closed';
-  /** For `rejected`: how it was turned away. */
-  readonly reason: SaturatedReason | undefined;
-  readonly priority: number;
-  /** Whether it waited in the queue. */
-  readonly queued: boolean;
-  /** How long it waited in the queue (ms; 0 when it did not). */
-  readonly waitedMs: number;
-  /** Requests left in the router's queues after this one. */
-  readonly depth: number;
-}
-
-/** Figures of a router's admission, from `Router.stats()`. @public */
-export interface AdmissionStats {
-  /** Requests waiting now, every pool together. */
-  readonly queued: number;
-  /** Requests admitted at once. */
-  readonly admitted: number;
-  /** Requests admitted after a wait in the queue. */
-  readonly admittedAfterWait: number;
-  /** Requests turned away, by reason. */
-  readonly rejected: Readonly<Record<SaturatedReason, number>>;
-  /** Waits their callers aborted. */
-  readonly aborted: number;
-  /** Waits ended by `close()`. */
-  readonly closed: number;
-}
 
 /** @internal The right a grant gives: one request's place in its pool until it holds a lease. */
 export interface AdmissionTicket {
@@ -246,6 +206,25 @@ export class Admission {
     const candidates = this.#host.candidates(a.model);
     const room = this.#saturation.poolRoom(candidates, this.#clock());
     return room < 0 || room > (pool?.reserved ?? 0);
+  }
+
+  /**
+   * The available workers of `model`'s pool that have no room now, for the pick to leave out;
+   * `undefined` when none is full, or when every available one is (the pick then has them all:
+   * admission let the request through, and a worker must take it). Cost: O(candidates).
+   */
+  fullWorkers(model: string | undefined): Worker[] | undefined {
+    const candidates = this.#host.candidates(model);
+    const now = this.#clock();
+    let full: Worker[] | undefined;
+    let open = false;
+    for (let i = 0; i < candidates.length; i++) {
+      const worker = candidates[i]!;
+      if (!worker.isAvailable()) continue;
+      if (this.#saturation.roomOf(worker, now) > 0) open = true;
+      else (full ??= []).push(worker);
+    }
+    return open ? full : undefined;
   }
 
   /** Counts a `select` turned away (`busy`) and reports it. */
