@@ -38,7 +38,8 @@ export interface Gateway {
 export interface GatewayOptions {
   readonly framework?: Framework;
   readonly engines?: number;
-  readonly engine?: StandInEngineOptions;
+  /** Every engine's options, or each one's by its index. */
+  readonly engine?: StandInEngineOptions | ((index: number) => StandInEngineOptions);
   readonly handler?: Omit<OpenAIHandlerOptions, 'router'>;
   readonly router?: Partial<Omit<RouterOptions, 'registry'>>;
 }
@@ -47,7 +48,11 @@ export interface GatewayOptions {
 export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
   const engines: StandInEngine[] = [];
   for (let i = 0; i < (options.engines ?? 2); i++)
-    engines.push(await startStandInEngine(options.engine));
+    engines.push(
+      await startStandInEngine(
+        typeof options.engine === 'function' ? options.engine(i) : options.engine,
+      ),
+    );
   const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
   for (const engine of engines)
     await registry.register({ url: engine.url, models: [engine.model], runtime: 'vllm' });
