@@ -67,9 +67,9 @@ export interface OpenAIRequestOptions {
    * A request header whose value is the request's priority for the router's admission control
    * (`SelectRequest.priority`: an integer in ±1,000,000, higher first); wins over `priorityField`.
    * A value that is not such an integer is answered 400. Let only trusted clients set it (strip it
-   * at your gateway otherwise). @defaultValue 'x-fleetroute-priority'
+   * at your gateway otherwise); `false`: no header is read. @defaultValue 'x-fleetroute-priority'
    */
-  readonly priorityHeader?: string;
+  readonly priorityHeader?: string | false;
   /**
    * A top-level body field whose integer value is the priority, when the header gives none. Not
    * `priority` when clients send vLLM's own field (lower first) in the body.
@@ -79,9 +79,9 @@ export interface OpenAIRequestOptions {
   /**
    * A request header whose value is the request's tenant for the admission's fairness
    * (`SelectRequest.tenant`); wins over `tenantField`. A value longer than 256 characters is
-   * replaced by `#` and its digest. @defaultValue 'x-fleetroute-tenant'
+   * replaced by `#` and its digest; `false`: no header is read. @defaultValue 'x-fleetroute-tenant'
    */
-  readonly tenantHeader?: string;
+  readonly tenantHeader?: string | false;
   /**
    * A top-level body field whose string value is the tenant (`'user'`), when the header gives
    * none. @defaultValue undefined (no field is read)
@@ -131,13 +131,18 @@ export const OPENAI_REQUEST_OPTIONS = new OptionTable('options', 'OpenAIRequestO
   ),
   priorityHeader: custom<string | undefined>(
     PRIORITY_HEADER,
-    readHeaderName,
+    readHeaderOrOff,
     `'${PRIORITY_HEADER}'`,
   ),
   priorityField: custom<string | undefined>(undefined, readFieldName, 'undefined'),
-  tenantHeader: custom<string | undefined>(TENANT_HEADER, readHeaderName, `'${TENANT_HEADER}'`),
+  tenantHeader: custom<string | undefined>(TENANT_HEADER, readHeaderOrOff, `'${TENANT_HEADER}'`),
   tenantField: custom<string | undefined>(undefined, readFieldName, 'undefined'),
 });
+
+/** A header name, or `false` for none. */
+function readHeaderOrOff(field: string, value: unknown): string | undefined {
+  return value === false ? undefined : readHeaderName(field, value);
+}
 
 /** The objects {@link resolveOpenAIRequestOptions} returned: used as they are. */
 const resolvedOptions = new WeakSet<object>();

@@ -3,7 +3,6 @@
  * figures and the workers' breakers into one plain object (a `RouterStats`).
  *
  * @module
- * @internal
  */
 import type { AdmissionStats } from '../admission/admission-events.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';

@@ -107,3 +107,56 @@ describe('admission through the OpenAI front', () => {
     expect(full.requests.length).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('priority forwarded to the engines', () => {
+  async function sentPriority(
+    runtime: 'vllm' | 'sglang' | 'trtllm',
+    header: string | undefined,
+    forwardPriority: boolean,
+  ): Promise<unknown> {
+    gateway = await startGateway({
+      engines: 1,
+      runtime: () => runtime,
+      handler: { forwardPriority },
+    });
+    const engine = gateway.engines[0]!;
+    const response = await fetch(`${gateway.url}/v1/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(header === undefined ? {} : { 'x-fleetroute-priority': header }),
+      },
+      body: JSON.stringify({ model: engine.model, prompt: 'hi' }),
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    const sent = engine.requests[0]!.body!;
+    await gateway.close();
+    gateway = undefined;
+    return 'priority' in sent ? sent.priority : 'absent';
+  }
+
+  it('negated for vLLM (lower first), as it is for SGLang (higher first), not at all for others', async () => {
+    expect(await sentPriority('vllm', '5', true)).toBe(-5);
+    expect(await sentPriority('sglang', '5', true)).toBe(5);
+    expect(await sentPriority('sglang', '-2', true)).toBe(-2);
+    expect(await sentPriority('trtllm', '5', true)).toBe('absent');
+  });
+
+  it('never writes a priority of 0, none given, or with forwarding off', async () => {
+    expect(await sentPriority('vllm', '0', true)).toBe('absent');
+    expect(await sentPriority('vllm', undefined, true)).toBe('absent');
+    expect(await sentPriority('vllm', '5', false)).toBe('absent');
+  });
+
+  it('answers 400 for a priority header that is not a bounded integer', async () => {
+    gateway = await startGateway({ engines: 1 });
+    const response = await fetch(`${gateway.url}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-fleetroute-priority': '9999999999' },
+      body: JSON.stringify({ model: gateway.engines[0]!.model, prompt: 'hi' }),
+    });
+    expect(response.status).toBe(400);
+    expect(gateway.engines[0]!.requests).toHaveLength(0);
+  });
+});
