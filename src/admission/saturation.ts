@@ -81,7 +81,10 @@ export class Saturation {
 
   /** How many more requests `worker` can take now (0 when full or unavailable). */
   roomOf(worker: Worker, now: number): number {
-    if (!worker.isAvailable()) return 0;
+    return worker.isAvailable() ? this.#roomOfAvailable(worker, now) : 0;
+  }
+
+  #roomOfAvailable(worker: Worker, now: number): number {
     const l = this.#limits;
     const prefilling = worker.prefilling;
     let room = Math.min(l.maxInFlight - worker.load, l.maxPrefilling - prefilling);
@@ -105,7 +108,7 @@ export class Saturation {
       const worker = workers[i]!;
       if (!worker.isAvailable()) continue;
       available = true;
-      room += this.roomOf(worker, now);
+      room += this.#roomOfAvailable(worker, now);
     }
     return available ? room : -1;
   }
