@@ -210,10 +210,11 @@ export class Admission {
 
   /**
    * The available workers of `model`'s pool that have no room now, for the pick to leave out;
-   * `undefined` when none is full, or when every available one is (the pick then has them all:
-   * admission let the request through, and a worker must take it). Cost: O(candidates).
+   * `undefined` when none is full, or when no worker with room is left once `tried` is left out
+   * too (the pick then has them all: admission let the request through, and a worker must take
+   * it). Cost: O(candidates).
    */
-  fullWorkers(model: string | undefined): Worker[] | undefined {
+  fullWorkers(model: string | undefined, tried?: ReadonlySet<Worker>): Worker[] | undefined {
     const candidates = this.#host.candidates(model);
     const now = this.#clock();
     let full: Worker[] | undefined;
@@ -221,8 +222,8 @@ export class Admission {
     for (let i = 0; i < candidates.length; i++) {
       const worker = candidates[i]!;
       if (!worker.isAvailable()) continue;
-      if (this.#saturation.roomOf(worker, now) > 0) open = true;
-      else (full ??= []).push(worker);
+      if (this.#saturation.roomOf(worker, now) === 0) (full ??= []).push(worker);
+      else if (tried === undefined || !tried.has(worker)) open = true;
     }
     return open ? full : undefined;
   }

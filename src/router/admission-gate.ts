@@ -113,7 +113,7 @@ export class AdmissionGate {
     tried: ReadonlySet<Worker> | undefined,
   ): ReadonlySet<Worker> | undefined {
     const model = typeof request.model === 'string' ? request.model : undefined;
-    const full = this.#admission.fullWorkers(model);
+    const full = this.#admission.fullWorkers(model, tried);
     if (full === undefined) return tried;
     const out = new Set<Worker>(full);
     if (tried !== undefined) for (const worker of tried) out.add(worker);

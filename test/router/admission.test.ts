@@ -348,3 +348,31 @@ describe('Router admission with load reports', () => {
     await router.close();
   });
 });
+
+describe('Router admission: the pick', () => {
+  it('never sends an admitted call to a full worker while another has room', async () => {
+    const { router, workers } = await routerFleet(3, { admission: { maxInFlight: 1 } });
+    const held = heldSends();
+    const calls = [0, 1, 2].map(() => router.execute({ model: 'm' }, held.send('x')));
+    await settle();
+    expect(new Set(held.calls.map((c) => c.worker)).size).toBe(3);
+    for (const c of held.calls) c.done({ status: 200 });
+    await Promise.all(calls);
+    expect(workers.map((w) => w.load)).toEqual([0, 0, 0]);
+    await router.close();
+  });
+
+  it('a retry may go to a full worker when every worker with room has been tried', async () => {
+    const { router, workers } = await routerFleet(2, { admission: { maxInFlight: 1 } });
+    const busy = workers[1]!.acquire(); // full, outside the router
+    const tried: string[] = [];
+    const result = await router.execute({ model: 'm' }, async (worker, { attempt }) => {
+      tried.push(worker.url);
+      return { status: attempt === 1 ? 503 : 200 };
+    });
+    expect(result.status).toBe(200);
+    expect(tried).toEqual([workers[0]!.url, workers[1]!.url]);
+    busy.release();
+    await router.close();
+  });
+});
