@@ -48,13 +48,25 @@ interface Admittee {
 class Pool {
   readonly key: string;
   readonly model: string | undefined;
-  readonly queue: AdmissionQueue<Queued>;
+  readonly #limits: ResolvedAdmissionConfig;
+  /** Made when the first request waits: a call admitted at once allocates none. */
+  #queue: AdmissionQueue<Queued> | undefined;
   reserved = 0;
 
-  constructor(key: string, model: string | undefined, queue: AdmissionQueue<Queued>) {
+  constructor(key: string, model: string | undefined, limits: ResolvedAdmissionConfig) {
     this.key = key;
     this.model = model;
-    this.queue = queue;
+    this.#limits = limits;
+  }
+
+  get queue(): AdmissionQueue<Queued> {
+    this.#queue ??= new AdmissionQueue(this.#limits.maxQueued, this.#limits.maxQueuedSize);
+    return this.#queue;
+  }
+
+  /** Requests waiting. */
+  get count(): number {
+    return this.#queue?.count ?? 0;
   }
 }
 
@@ -124,7 +136,8 @@ export class Admission {
   /** The earliest deadline of a waiting request (`Infinity` when none waits). O(pools). */
   get nextDeadline(): number {
     let next = Number.POSITIVE_INFINITY;
-    for (const pool of this.#pools.values()) next = Math.min(next, pool.queue.nextDeadline);
+    for (const pool of this.#pools.values())
+      if (pool.count > 0) next = Math.min(next, pool.queue.nextDeadline);
     return next;
   }
 
@@ -152,8 +165,8 @@ export class Admission {
     const pool = this.#pool(a.model);
     const now = this.#clock();
     // With others waiting, the pool had no room at their last wake: the new request joins them.
-    const others = pool.queue.count;
-    if (others === 0 && this.#room(pool, now) !== 0) {
+    const others = pool.count;
+    if (others === 0 && this.#room(pool, now, pool.reserved + 1) !== 0) {
       this.#grant(pool, waiter, a.priority, false, 0);
       return undefined;
     }
@@ -202,10 +215,14 @@ export class Admission {
   wouldAdmit(request: SelectRequest): boolean {
     const a = readAdmittee(request);
     const pool = this.#pools.get(keyOf(a.model));
-    if (pool !== undefined && pool.queue.count > 0) return false;
-    const candidates = this.#host.candidates(a.model);
-    const room = this.#saturation.poolRoom(candidates, this.#clock());
-    return room < 0 || room > (pool?.reserved ?? 0);
+    if (pool !== undefined && pool.count > 0) return false;
+    const reserved = pool?.reserved ?? 0;
+    const room = this.#saturation.poolRoom(
+      this.#host.candidates(a.model),
+      this.#clock(),
+      reserved + 1,
+    );
+    return room < 0 || room > reserved;
   }
 
   /**
@@ -217,6 +234,8 @@ export class Admission {
   fullWorkers(model: string | undefined, tried?: ReadonlySet<Worker>): Worker[] | undefined {
     const candidates = this.#host.candidates(model);
     const now = this.#clock();
+    // The common case, a fleet with room everywhere: O(groups), no walk.
+    if (this.#saturation.noneFull(candidates, now)) return undefined;
     let full: Worker[] | undefined;
     let open = false;
     for (let i = 0; i < candidates.length; i++) {
@@ -272,9 +291,9 @@ export class Admission {
         this.#wakeAgain = false;
         const now = this.#clock();
         for (const pool of [...this.#pools.values()]) {
-          if (pool.queue.count === 0) continue;
+          if (pool.count === 0) continue;
           let room = this.#room(pool, now);
-          while (room !== 0 && pool.queue.count > 0) {
+          while (room !== 0 && pool.count > 0) {
             const entry = pool.queue.pop()!;
             this.#queued--;
             this.#grant(pool, entry.value.waiter, entry.priority, true, now - entry.enqueuedAt);
@@ -291,6 +310,7 @@ export class Admission {
   expire(now: number = this.#clock()): void {
     for (const pool of [...this.#pools.values()]) {
       for (;;) {
+        if (pool.count === 0) break;
         const oldest = pool.queue.peekOldest();
         if (oldest === undefined || oldest.deadline > now) break;
         pool.queue.remove(oldest);
@@ -328,7 +348,7 @@ export class Admission {
     this.#closed = true;
     const now = this.#clock();
     for (const pool of this.#pools.values()) {
-      for (const entry of pool.queue.entries()) {
+      for (const entry of pool.count === 0 ? [] : pool.queue.entries()) {
         pool.queue.remove(entry);
         this.#queued--;
         this.#counts.closed++;
@@ -353,8 +373,8 @@ export class Admission {
   }
 
   /** The pool's free room: its workers' room less the places granted; -1: no available worker. */
-  #room(pool: Pool, now: number): number {
-    const room = this.#saturation.poolRoom(this.#host.candidates(pool.model), now);
+  #room(pool: Pool, now: number, enough?: number): number {
+    const room = this.#saturation.poolRoom(this.#host.candidates(pool.model), now, enough);
     if (room < 0) return -1;
     return room > pool.reserved ? room - pool.reserved : 0;
   }
@@ -439,7 +459,7 @@ export class Admission {
     const key = keyOf(model);
     let pool = this.#pools.get(key);
     if (pool === undefined) {
-      pool = new Pool(key, model, new AdmissionQueue(this.#o.maxQueued, this.#o.maxQueuedSize));
+      pool = new Pool(key, model, this.#o);
       this.#pools.set(key, pool);
     }
     return pool;
@@ -447,7 +467,7 @@ export class Admission {
 
   /** Forgets a pool with nothing waiting and no place granted. */
   #drop(pool: Pool): void {
-    if (pool.queue.count === 0 && pool.reserved === 0) this.#pools.delete(pool.key);
+    if (pool.count === 0 && pool.reserved === 0) this.#pools.delete(pool.key);
   }
 }
 

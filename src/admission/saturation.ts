@@ -6,6 +6,8 @@
  * @module
  * @internal
  */
+
+import { viewOf } from '../workers/candidate-view.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
 import type { ResolvedAdmissionConfig } from './admission-options.js';
@@ -43,6 +45,15 @@ export class Saturation {
   readonly #limits: SaturationLimits;
   readonly #staleAfterMs: number;
   readonly #reports = new Map<string, Reported>();
+  /**
+   * Over every report kept (recomputed each round): the most waiting requests reported, whether
+   * any shows the KV cache full, and when the oldest arrived — so "no report can make a worker
+   * full" is answered in O(1).
+   */
+  #mostWaiting = 0;
+  #anyCacheFull = false;
+  #oldestAt = Number.POSITIVE_INFINITY;
+  readonly #bounds = new Float64Array(5);
 
   /** @param staleAfterMs - a report older than this (ms) counts as saturated; `Infinity`: never. */
   constructor(limits: SaturationLimits, staleAfterMs: number) {
@@ -72,11 +83,47 @@ export class Saturation {
         prefilling,
       });
     }
+    this.#summarise();
+  }
+
+  /**
+   * Whether no available worker of the registry array `workers` can be full, read in O(groups)
+   * from its load bounds and the reports' summary (conservatively: `false` also when one might
+   * be, when some worker is unavailable-only, or for a list that is not a registry array).
+   */
+  noneFull(workers: readonly Worker[], now: number): boolean {
+    const b = this.#bounds;
+    if (!viewOf(workers).loadBounds(b) || b[2] === 0) return false;
+    const l = this.#limits;
+    const mostPrefilling = b[4]!;
+    if (b[1]! >= l.maxInFlight || mostPrefilling >= l.maxPrefilling) return false;
+    if (this.#reports.size === 0) return true;
+    // A report's waiting estimate is at most what it reported plus the prefilling count now.
+    return (
+      !this.#anyCacheFull &&
+      now - this.#oldestAt <= this.#staleAfterMs &&
+      this.#mostWaiting + mostPrefilling < l.maxWaitingRequests
+    );
+  }
+
+  #summarise(): void {
+    let most = 0;
+    let full = false;
+    let oldest = Number.POSITIVE_INFINITY;
+    const max = this.#limits.maxTokenUsage;
+    for (const r of this.#reports.values()) {
+      if (r.waiting > most) most = r.waiting;
+      if (r.usage >= max) full = true;
+      if (r.at < oldest) oldest = r.at;
+    }
+    this.#mostWaiting = most;
+    this.#anyCacheFull = full;
+    this.#oldestAt = oldest;
   }
 
   /** Forgets a worker's report (it left the registry). */
   forget(url: string): void {
-    this.#reports.delete(url);
+    if (this.#reports.delete(url)) this.#summarise();
   }
 
   /** How many more requests `worker` can take now (0 when full or unavailable). */
@@ -98,13 +145,14 @@ export class Saturation {
   }
 
   /**
-   * The room of a pool: the sum of its workers' rooms; -1 when none of them is available at all
+   * The room of a pool: the sum of its workers' rooms, counted until it reaches `enough` (a
+   * caller that needs only "more than k" stops there); -1 when none of them is available at all
    * (a pool with no worker is not saturated: that is another answer, `NO_WORKER`).
    */
-  poolRoom(workers: readonly Worker[], now: number): number {
+  poolRoom(workers: readonly Worker[], now: number, enough = Number.POSITIVE_INFINITY): number {
     let room = 0;
     let available = false;
-    for (let i = 0; i < workers.length; i++) {
+    for (let i = 0; i < workers.length && room < enough; i++) {
       const worker = workers[i]!;
       if (!worker.isAvailable()) continue;
       available = true;

@@ -6,7 +6,7 @@
  * @module
  * @internal
  */
-import { Admission, type AdmissionTicket, type Waiting } from '../admission/admission.js';
+import { Admission, type AdmissionTicket } from '../admission/admission.js';
 import type { AdmissionEvent, AdmissionStats } from '../admission/admission-events.js';
 import type { ResolvedAdmissionConfig } from '../admission/admission-options.js';
 import type { FleetRouteError } from '../core/errors.js';
@@ -46,12 +46,13 @@ export class AdmissionGate {
     sink: AdmissionSink,
   ) {
     this.#registry = registry;
-    const report = (event: AdmissionEvent): void => {
-      if (sink.listening()) sink.emit(event);
-    };
+    const report = (event: AdmissionEvent): void => sink.emit(event);
     this.#admission = new Admission(config, staleAfterMs, {
       candidates: (model) => registry.getByModel(model),
-      report,
+      // Read per outcome: no event is built while nobody listens.
+      get report() {
+        return sink.listening() ? report : undefined;
+      },
     });
   }
 
@@ -62,39 +63,51 @@ export class AdmissionGate {
 
   /**
    * Waits for `request`'s admission.
-   * @returns (resolves to) a ticket to release once the request holds its lease (or will not).
-   * @throws (rejects) {@link FleetRouteError} `SATURATED` (turned away), `CLOSED`, the signal's
-   *   reason when it aborts first (the request leaves the queue at once); `INVALID_ARGUMENT` for
-   *   a bad `priority`, `tenant` or `size`.
+   * @returns the ticket at once when the pool has room and nobody waits (no promise, no
+   *   microtask: the call goes on in the same turn), else a promise of it. Release the ticket once
+   *   the request holds its lease (or will not).
+   * @throws (or rejects) {@link FleetRouteError} `SATURATED` (turned away), `CLOSED`, the signal's
+   *   reason when it aborts first (the request leaves the queue at once); `INVALID_ARGUMENT` for a
+   *   bad `priority`, `tenant` or `size`.
    */
-  wait(request: SelectRequest, signal: AbortSignal): Promise<AdmissionTicket> {
-    if (signal.aborted) return Promise.reject(signal.reason);
+  wait(request: SelectRequest, signal: AbortSignal): AdmissionTicket | Promise<AdmissionTicket> {
+    if (signal.aborted) throw signal.reason;
+    // Decided at once, or queued: the waiter settles `outcome` or the promise below.
+    let outcome: AdmissionTicket | FleetRouteError | undefined;
+    let settle:
+      | ((ticket: AdmissionTicket | undefined, error?: FleetRouteError) => void)
+      | undefined;
+    const onAbort = (): void => {
+      if (waiting !== undefined && this.#admission.cancel(waiting)) settle!(undefined);
+      this.#arm();
+    };
+    const waiting = this.#admission.enter(request, {
+      granted: (ticket) => {
+        if (settle === undefined) outcome = ticket;
+        else settle(ticket);
+      },
+      rejected: (error) => {
+        if (settle === undefined) outcome = error;
+        else settle(undefined, error);
+      },
+    });
+    if (waiting === undefined) {
+      if (outcome instanceof Error) throw outcome;
+      return outcome!;
+    }
     return new Promise<AdmissionTicket>((resolve, reject) => {
-      let waiting: Waiting | undefined;
-      const onAbort = (): void => {
-        if (waiting !== undefined && this.#admission.cancel(waiting)) reject(signal.reason);
-        this.#arm();
-      };
-      waiting = this.#admission.enter(request, {
-        granted: (ticket) => {
-          signal.removeEventListener('abort', onAbort);
+      settle = (ticket, error) => {
+        signal.removeEventListener('abort', onAbort);
+        if (error !== undefined) reject(error);
+        else if (ticket === undefined) reject(signal.reason);
+        else if (signal.aborted) {
           // Aborted between the grant and now: the place goes back at once.
-          if (signal.aborted) {
-            ticket.release();
-            reject(signal.reason);
-          } else {
-            resolve(ticket);
-          }
-        },
-        rejected: (error: FleetRouteError) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      });
-      if (waiting !== undefined) {
-        signal.addEventListener('abort', onAbort, { once: true });
-        this.#arm();
-      }
+          ticket.release();
+          reject(signal.reason);
+        } else resolve(ticket);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#arm();
     });
   }
 

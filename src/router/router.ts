@@ -325,7 +325,8 @@ export class Router {
     if (gate === undefined) return this.#select(req);
     const scope = this.#calls.open(signal);
     try {
-      const ticket = await gate.wait(req, scope.signal);
+      const waited = gate.wait(req, scope.signal);
+      const ticket = waited instanceof Promise ? await waited : waited;
       try {
         return this.#select(req);
       } finally {
@@ -451,8 +452,9 @@ export class Router {
         if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
       }
       // Released by the loop once its first attempt holds a lease, or below.
-      // No admission, no wait: the first attempt starts in this same turn, as it always has.
-      if (this.#gate !== undefined) admitted = await this.#gate.wait(req, scope.signal);
+      // No admission, or room now: no wait, the first attempt starts in this same turn.
+      const waited = this.#gate?.wait(req, scope.signal);
+      admitted = waited instanceof Promise ? await waited : waited;
       const config = this.#retryConfigs.of(req);
       const call = { request: req, send, config, signal: scope.signal, admitted };
       const loop = new RetryLoop(call, this.#retryHost);
