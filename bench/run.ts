@@ -31,6 +31,7 @@ const BENCHMARKS = [
   'event-select',
   'kv-subscriber',
   'router-observe',
+  'admission',
   'shared-state',
   'simulator',
   'prometheus-parse',

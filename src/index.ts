@@ -4,11 +4,13 @@
  * @packageDocumentation
  */
 
+export type { AdmissionEvent, AdmissionStats } from './admission/admission-events.js';
+export type { AdmissionConfig } from './admission/admission-options.js';
 export type { BlockHashOptions } from './cache/block-hashes.js';
 export { blockHashes } from './cache/block-hashes.js';
 export type { KvEvent } from './cache/kv-event-store.js';
 export type { TenantTreeStats } from './cache/radix-tree.js';
-export type { FleetRouteErrorCode, NoWorkerReason } from './core/errors.js';
+export type { FleetRouteErrorCode, NoWorkerReason, SaturatedReason } from './core/errors.js';
 export { ERROR_MESSAGES, FleetRouteError } from './core/errors.js';
 export type { RequestHeaders } from './core/headers.js';
 export type { Logger, LogLevel, WarningCode } from './core/logger.js';

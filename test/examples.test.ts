@@ -30,6 +30,15 @@ describe('examples', () => {
     expect(new Set(answered).size).toBe(1);
   });
 
+  it('admission.ts: a burst is served by priority, tenants in turn, and what does not fit is turned away with a retry time', async () => {
+    const out = await example('admission.ts');
+    expect(out).toContain(
+      'started in this order: bulk-0, bulk-1, bulk-2, bulk-3, urgent, bulk-4, chat-0, bulk-5, chat-1, bulk-6, bulk-7, bulk-8',
+    );
+    expect(out).toContain('chat-2: turned away (queue_full), retry after 2000 ms');
+    expect(out).toContain('admitted at once 4, after a wait 8, turned away 1');
+  });
+
   it('simulator.ts: a custom workload compared across three policies', async () => {
     const out = await example('simulator.ts');
     expect(out).toMatch(/^cache_aware /m);

@@ -22,6 +22,9 @@
  *   or a response that does not follow the protocol.
  * - `MISSING_DEPENDENCY`: an adapter needs an optional peer dependency that is not installed; the
  *   message names the package and the command that installs it.
+ * - `SATURATED`: a router's admission control (the `admission` option) turned a request away
+ *   because every worker that could serve it is full; {@link FleetRouteError.reason} says how
+ *   ({@link SaturatedReason}) and {@link FleetRouteError.retryAfterMs} when to try again.
  *
  * @public
  */
@@ -35,7 +38,8 @@ export type FleetRouteErrorCode =
   | 'CLOSED'
   | 'NO_WORKER'
   | 'TRANSPORT_FAILED'
-  | 'MISSING_DEPENDENCY';
+  | 'MISSING_DEPENDENCY'
+  | 'SATURATED';
 
 /**
  * Why a `NO_WORKER` error was thrown (its {@link FleetRouteError.reason}):
@@ -49,6 +53,22 @@ export type FleetRouteErrorCode =
  * @public
  */
 export type NoWorkerReason = 'unknown_model' | 'unavailable';
+
+/**
+ * How a `SATURATED` error turned the request away (its {@link FleetRouteError.reason}):
+ *
+ * - `shed`: the pool was saturated and the request's priority is below the admission's
+ *   `shedBelowPriority`: rejected at once, never queued.
+ * - `queue_full`: the admission queue was full (in requests or in size) and the request was the
+ *   newest of the lowest priority band queued — on arrival, or later, pushed out by a request of a
+ *   higher band.
+ * - `timeout`: it waited `maxWaitMs` in the queue and no worker had room.
+ * - `busy`: `Router.select` was called while the pool was saturated or others were queued for
+ *   it (`select` cannot wait: see `Router.admit`).
+ *
+ * @public
+ */
+export type SaturatedReason = 'shed' | 'queue_full' | 'timeout' | 'busy';
 
 /**
  * The default message of each code, used when a throw site gives none.
@@ -66,6 +86,7 @@ export const ERROR_MESSAGES: Readonly<Record<FleetRouteErrorCode, string>> = Obj
   NO_WORKER: 'no worker is available',
   TRANSPORT_FAILED: 'a call to a worker failed',
   MISSING_DEPENDENCY: 'an optional peer dependency is not installed',
+  SATURATED: 'every worker that could serve the request is full',
 });
 
 const kBrand = Symbol.for('fleetroute.error');
@@ -91,21 +112,33 @@ export class FleetRouteError extends Error {
   readonly code: FleetRouteErrorCode;
 
   /**
-   * For `NO_WORKER`: why no worker was available ({@link NoWorkerReason}); `undefined` for every
-   * other code, and for a `NO_WORKER` built without one.
+   * For `NO_WORKER`: why no worker was available ({@link NoWorkerReason}); for `SATURATED`: how
+   * the request was turned away ({@link SaturatedReason}); `undefined` for every other code, and
+   * for one built without a reason.
    */
-  readonly reason: NoWorkerReason | undefined;
+  readonly reason: NoWorkerReason | SaturatedReason | undefined;
+
+  /**
+   * For `SATURATED`: when it is worth trying again, in ms (an integer ≥ 0); `undefined` for every
+   * other code.
+   */
+  readonly retryAfterMs: number | undefined;
 
   /**
    * @param code - the reason; see {@link FleetRouteErrorCode}.
    * @param message - human-readable detail; defaults to the code's default message.
-   * @param options - `cause`: the underlying error, if any; `reason`: for `NO_WORKER`, why
-   *   (ignored for other codes).
+   * @param options - `cause`: the underlying error, if any; `reason`: for `NO_WORKER` and
+   *   `SATURATED`, why (ignored for other codes); `retryAfterMs`: for `SATURATED` (ignored for
+   *   other codes).
    */
   constructor(
     code: FleetRouteErrorCode,
     message?: string,
-    options?: { cause?: unknown; reason?: NoWorkerReason },
+    options?: {
+      cause?: unknown;
+      reason?: NoWorkerReason | SaturatedReason;
+      retryAfterMs?: number;
+    },
   ) {
     super(
       message ?? ERROR_MESSAGES[code],
@@ -113,7 +146,8 @@ export class FleetRouteError extends Error {
     );
     this.name = 'FleetRouteError';
     this.code = code;
-    this.reason = code === 'NO_WORKER' ? options?.reason : undefined;
+    this.reason = code === 'NO_WORKER' || code === 'SATURATED' ? options?.reason : undefined;
+    this.retryAfterMs = code === 'SATURATED' ? options?.retryAfterMs : undefined;
   }
 
   /** `true` for any fleetroute error, including one from another copy of the package. */

@@ -65,6 +65,8 @@ export class ForwardedCall {
   #committed: ((answer: FrontAnswer) => void) | undefined;
   /** The client has its answer (a committed stream): what `execute` ends with is not needed. */
   #answered = false;
+  /** The body with the priority written in, per runtime (`forwardPriority`). */
+  readonly #prioritised = new Map<string, OutgoingBody>();
 
   constructor(
     options: ResolvedOpenAIHandlerOptions,
@@ -197,15 +199,43 @@ export class ForwardedCall {
 
   #bodyFor(worker: Worker, attempt: number): Uint8Array {
     const rewrite = this.#o.rewriteBody;
-    if (rewrite === undefined) return this.#body.bytes;
-    const rewritten = rewrite(this.#body.value, { worker, path: this.#path, attempt });
-    if (rewritten === undefined) return this.#body.bytes;
+    const body = this.#withPriority(worker);
+    if (rewrite === undefined) return body.bytes;
+    const rewritten = rewrite(body.value, { worker, path: this.#path, attempt });
+    if (rewritten === undefined) return body.bytes;
     if (typeof rewritten !== 'object' || rewritten === null)
       throw new FleetRouteError(
         'INVALID_ARGUMENT',
         'createOpenAIHandler.rewriteBody must return an object or undefined',
       );
     return encoder.encode(JSON.stringify(rewritten));
+  }
+
+  /**
+   * The body with the request's priority in the engine's own terms (`forwardPriority`): negated
+   * for vLLM (lower first), as it is for SGLang (higher first); the body as it came for other
+   * runtimes, a priority of 0, or none. One encoding per runtime per call.
+   */
+  #withPriority(worker: Worker): OutgoingBody {
+    const priority = this.#select.priority;
+    const runtime = worker.runtime;
+    if (
+      !this.#o.forwardPriority ||
+      priority === undefined ||
+      priority === 0 ||
+      (runtime !== 'vllm' && runtime !== 'sglang')
+    )
+      return this.#body;
+    const cached = this.#prioritised.get(runtime);
+    if (cached !== undefined) return cached;
+    const value = { ...this.#body.value, priority: runtime === 'vllm' ? -priority : priority };
+    const body = {
+      value,
+      bytes: encoder.encode(JSON.stringify(value)),
+      stripUsage: this.#body.stripUsage,
+    };
+    this.#prioritised.set(runtime, body);
+    return body;
   }
 
   /** Every attempt failed with a status: the last one, as the worker sent it. */
@@ -239,6 +269,16 @@ export class ForwardedCall {
         `No worker is available for the model \`${clip(model ?? '')}\`; try again later.`,
         'no_worker_available',
         { 'retry-after': retryAfter },
+      );
+    }
+    if (FleetRouteError.is(error, 'SATURATED')) {
+      // Rounded up: a client that waits what it is told never comes back too early.
+      const seconds = Math.ceil((error.retryAfterMs ?? 1_000) / 1_000);
+      return errorAnswer(
+        429,
+        `Every worker for the model \`${clip(this.#select.model ?? '')}\` is busy; try again later.`,
+        'saturated',
+        { 'retry-after': String(Math.min(seconds, MAX_RETRY_AFTER_S)) },
       );
     }
     if (FleetRouteError.is(error, 'CLOSED'))

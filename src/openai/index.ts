@@ -23,6 +23,8 @@ export type {
 export {
   type OpenAIRequestOptions,
   openAIRequest,
+  PRIORITY_HEADER,
   type ResolvedOpenAIRequestOptions,
   resolveOpenAIRequestOptions,
+  TENANT_HEADER,
 } from './openai-request.js';

@@ -108,6 +108,17 @@ export interface OpenAIHandlerOptions {
    */
   readonly retryAfterS?: number;
   /**
+   * Pass the request's priority (`SelectRequest.priority`, from `request.priorityHeader` or
+   * `priorityField`) to engines that schedule by it, in the body's `priority` field, by the
+   * worker's `runtime`: `vllm` gets its negation (vLLM runs lower values first; start it with
+   * `--scheduling-policy priority`), `sglang` the value as it is (higher first;
+   * `--enable-priority-scheduling`); other runtimes get nothing. A priority of 0 (the default) is
+   * never written, so an engine without priority scheduling sees no change for ordinary
+   * requests. Off by default: an engine without priority scheduling refuses a non-zero one.
+   * @defaultValue false
+   */
+  readonly forwardPriority?: boolean;
+  /**
    * The `fetch` the handler calls workers with (an undici `fetch` with its own dispatcher, say),
    * as `fetch(url, { method: 'POST', headers, body, signal })` with `headers` a plain record of
    * lower-case names and `body` a `Uint8Array`.
@@ -135,6 +146,7 @@ export interface ResolvedOpenAIHandlerOptions {
   readonly maxErrorBodyBytes: number;
   readonly workerHeader: string | undefined;
   readonly retryAfterS: number;
+  readonly forwardPriority: boolean;
   readonly fetch: OpenAIFetch;
   readonly logger: Logger | undefined;
 }
@@ -174,6 +186,7 @@ export const OPENAI_HANDLER_OPTIONS = new OptionTable(
       'none',
     ),
     retryAfterS: integer(1, 0, 86_400),
+    forwardPriority: custom(false, (field, value, d) => readBoolean(field, value, d)),
     fetch: callback<OpenAIFetch>('a fetch function', undefined, '`globalThis.fetch`'),
     logger: custom<Logger | undefined>(
       undefined,

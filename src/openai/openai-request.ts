@@ -11,6 +11,7 @@ import { MAX_MODEL_ID_LENGTH } from '../workers/worker-spec.js';
 import { type PromptInput, readPrompt } from './prompt-input.js';
 import {
   policyHeadersOf,
+  priorityOf,
   readFieldName,
   readHeaderName,
   readHeaderNames,
@@ -62,6 +63,30 @@ export interface OpenAIRequestOptions {
    * @defaultValue ['x-fleetroute-routing-key']
    */
   readonly policyHeaders?: readonly string[];
+  /**
+   * A request header whose value is the request's priority for the router's admission control
+   * (`SelectRequest.priority`: an integer in ±1,000,000, higher first); wins over `priorityField`.
+   * A value that is not such an integer is answered 400. Let only trusted clients set it (strip it
+   * at your gateway otherwise); `false`: no header is read. @defaultValue 'x-fleetroute-priority'
+   */
+  readonly priorityHeader?: string | false;
+  /**
+   * A top-level body field whose integer value is the priority, when the header gives none. Not
+   * `priority` when clients send vLLM's own field (lower first) in the body.
+   * @defaultValue undefined (no field is read)
+   */
+  readonly priorityField?: string;
+  /**
+   * A request header whose value is the request's tenant for the admission's fairness
+   * (`SelectRequest.tenant`); wins over `tenantField`. A value longer than 256 characters is
+   * replaced by `#` and its digest; `false`: no header is read. @defaultValue 'x-fleetroute-tenant'
+   */
+  readonly tenantHeader?: string | false;
+  /**
+   * A top-level body field whose string value is the tenant (`'user'`), when the header gives
+   * none. @defaultValue undefined (no field is read)
+   */
+  readonly tenantField?: string;
 }
 
 /**
@@ -78,7 +103,16 @@ export interface ResolvedOpenAIRequestOptions {
   readonly routingKeyField: string | undefined;
   readonly maxRoutingKeyLength: number;
   readonly policyHeaders: readonly string[];
+  readonly priorityHeader: string | undefined;
+  readonly priorityField: string | undefined;
+  readonly tenantHeader: string | undefined;
+  readonly tenantField: string | undefined;
 }
+
+/** The header a request's priority is read from by default. @public */
+export const PRIORITY_HEADER = 'x-fleetroute-priority';
+/** The header a request's tenant is read from by default. @public */
+export const TENANT_HEADER = 'x-fleetroute-tenant';
 
 /** Longest routing text and token list by default: `cache_aware`'s tree reads no more. */
 const MAX_ROUTING_UNITS = 1_048_576;
@@ -95,7 +129,20 @@ export const OPENAI_REQUEST_OPTIONS = new OptionTable('options', 'OpenAIRequestO
     readHeaderNames,
     `['${ROUTING_KEY_HEADER}']`,
   ),
+  priorityHeader: custom<string | undefined>(
+    PRIORITY_HEADER,
+    readHeaderOrOff,
+    `'${PRIORITY_HEADER}'`,
+  ),
+  priorityField: custom<string | undefined>(undefined, readFieldName, 'undefined'),
+  tenantHeader: custom<string | undefined>(TENANT_HEADER, readHeaderOrOff, `'${TENANT_HEADER}'`),
+  tenantField: custom<string | undefined>(undefined, readFieldName, 'undefined'),
 });
+
+/** A header name, or `false` for none. */
+function readHeaderOrOff(field: string, value: unknown): string | undefined {
+  return value === false ? undefined : readHeaderName(field, value);
+}
 
 /** The objects {@link resolveOpenAIRequestOptions} returned: used as they are. */
 const resolvedOptions = new WeakSet<object>();
@@ -143,7 +190,9 @@ type Building = { -readonly [K in keyof SelectRequest]?: SelectRequest[K] } & Pr
  *   (strings joined with `\n`);
  * - `tokens`: a `prompt` of token ids (a batch of them concatenated), as a `Uint32Array`;
  * - `routingKey`: from the `routingKeyHeader` header, else the `routingKeyField` body field;
- * - `headers`: the `policyHeaders` present, as a record (no other header reaches a policy).
+ * - `headers`: the `policyHeaders` present, as a record (no other header reaches a policy);
+ * - `priority` and `tenant`: from the `priorityHeader` / `tenantHeader` headers, else the
+ *   `priorityField` / `tenantField` body fields (for the router's admission control).
  *
  * A field absent or `null` is left out; unknown fields are ignored; `messages` wins over
  * `prompt`. The exact text format, its limits and its costs are in the OpenAI front's docs page
@@ -165,7 +214,7 @@ type Building = { -readonly [K in keyof SelectRequest]?: SelectRequest[K] } & Pr
  *   not a JSON object; `model` is not a non-empty well-formed string of at most 256 characters;
  *   `messages`, a message, a content part, a tool call or one of the strings read there has the
  *   wrong type; `prompt` has a wrong shape or a token id is not an integer in [0, 2³²); `tools` is
- *   not an array; a bad option.
+ *   not an array; a priority that is not an integer in ±1,000,000; a bad option.
  *
  * Emits nothing. Cost: linear in the part of the body it reads, and no more than the caps: the
  * text stops growing at `maxTextChars`, and what lies past it (an image's data, a deeply nested
@@ -207,5 +256,9 @@ export function openAIRequest(
   if (key !== undefined) request.routingKey = key;
   const allowed = policyHeadersOf(headers, o.policyHeaders);
   if (allowed !== undefined) request.headers = allowed;
+  const priority = priorityOf(body, headers, o.priorityHeader, o.priorityField);
+  if (priority !== undefined) request.priority = priority;
+  const tenant = routingKeyOf(body, headers, o.tenantHeader, o.tenantField, 256);
+  if (tenant !== undefined) request.tenant = tenant;
   return request;
 }

@@ -6,6 +6,7 @@
  * @internal
  */
 
+import { MAX_PRIORITY } from '../admission/admission-options.js';
 import { keyWithin } from '../core/content-digest.js';
 import { type RequestHeaders, readHeader } from '../core/headers.js';
 import { fail } from '../core/options.js';
@@ -106,4 +107,34 @@ export function policyHeadersOf(
     out[name] = value;
   }
   return out;
+}
+
+/** A priority as a header gives it: an optional sign and at most 7 digits (no backtracking). */
+const PRIORITY = /^[+-]?[0-9]{1,7}$/;
+
+/**
+ * @internal The request's priority: header `header` (an integer in decimal), else the body's own
+ * field `field` (a JSON integer); `undefined` when neither is configured or given. Either must lie
+ * in ±{@link MAX_PRIORITY}.
+ * @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming the header or field.
+ */
+export function priorityOf(
+  body: Readonly<Record<string, unknown>>,
+  headers: RequestHeaders | undefined,
+  header: string | undefined,
+  field: string | undefined,
+): number | undefined {
+  const rule = `an integer in [-${MAX_PRIORITY}, ${MAX_PRIORITY}]`;
+  const text = header === undefined ? undefined : readHeader(headers, header);
+  if (text !== undefined) {
+    const value = PRIORITY.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+    if (!(Math.abs(value) <= MAX_PRIORITY)) fail(`header ${header}`, rule, text.slice(0, 64));
+    return value;
+  }
+  if (field === undefined || !Object.hasOwn(body, field)) return undefined;
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (!Number.isInteger(value) || Math.abs(value as number) > MAX_PRIORITY)
+    fail(field, rule, value);
+  return value as number;
 }

@@ -6,6 +6,7 @@
  * @module
  * @internal
  */
+import type { AdmissionEvent } from '../admission/admission-events.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type {
   AttemptEvent,
@@ -76,6 +77,7 @@ export class RouterMeters {
     [];
   readonly #attempts: OpenTelemetryCounter;
   readonly #retries: OpenTelemetryCounter;
+  readonly #admissions: OpenTelemetryCounter;
   readonly #select: OpenTelemetryHistogram;
   readonly #operation: OpenTelemetryHistogram;
   readonly #workers: WorkerRegistry | undefined;
@@ -100,6 +102,10 @@ export class RouterMeters {
     this.#retries = meter.createCounter('fleetroute.retries', {
       description: 'Retries scheduled by Router.execute, by cause',
       unit: '{retry}',
+    });
+    this.#admissions = meter.createCounter('fleetroute.admissions', {
+      description: 'Requests through admission control, by outcome and reason',
+      unit: '{request}',
     });
     this.#select = meter.createHistogram('fleetroute.select.duration', {
       description: 'Time a policy took to pick a worker',
@@ -176,6 +182,15 @@ export class RouterMeters {
   /** The `retry` listener. */
   readonly retry = (event: RetryScheduledEvent): void => {
     this.#retries.add(1, { 'fleetroute.retry.cause': event.cause });
+  };
+
+  /** The `admission` listener: one request's outcome at admission (and why it was turned away). */
+  readonly admission = (event: AdmissionEvent): void => {
+    const attributes: OpenTelemetryAttributes = { 'fleetroute.outcome': event.outcome };
+    if (event.reason !== undefined) attributes['fleetroute.admission.reason'] = event.reason;
+    const model = this.knownModel(event.model);
+    if (model !== undefined) attributes['gen_ai.request.model'] = model;
+    this.#admissions.add(1, attributes);
   };
 
   /** The `firstToken` listener: the call's wait for its first token. */

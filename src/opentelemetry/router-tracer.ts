@@ -257,6 +257,7 @@ export class RouterTracer implements RouterTracing {
     router[method]('decision', meters.decision);
     router[method]('attempt', meters.attempt);
     router[method]('retry', meters.retry);
+    router[method]('admission', meters.admission);
     router[method]('firstToken', this.#onFirstToken);
     router[method]('firstToken', meters.firstToken);
     router[method]('usage', this.#onUsage);

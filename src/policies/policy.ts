@@ -46,6 +46,26 @@ export interface SelectRequest {
   readonly leg?: RequestLeg;
   /** A ring over the candidates (for example `registry.getHashRing(model)`), saving a rebuild. */
   readonly ring?: HashRing;
+  /**
+   * How important the request is, for a router's admission control (its `admission` option): an
+   * integer in [-1,000,000, 1,000,000], higher first. While the fleet is saturated, a higher
+   * priority band is always served before a lower one, and requests below the admission's
+   * `shedBelowPriority` (negative ones, by default) are turned away at once. Policies ignore it.
+   * @defaultValue 0
+   */
+  readonly priority?: number;
+  /**
+   * Who sent the request, for fairness between tenants within a priority band while the fleet is
+   * saturated (a string of at most 256 characters). Policies ignore it.
+   * @defaultValue '' (one tenant)
+   */
+  readonly tenant?: string;
+  /**
+   * The request's size as admission counts it (an integer ≥ 0): against the queue's
+   * `maxQueuedSize`, and as the service a tenant receives when it is served.
+   * @defaultValue the number of `tokens`, else the length of `text`, else 0
+   */
+  readonly size?: number;
 }
 
 /**

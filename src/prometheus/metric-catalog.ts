@@ -193,6 +193,26 @@ export const METRICS = {
     labels: ['part'],
     help: '1 while a part of shared state routes on local state alone (degraded), 0 once it recovered.',
   },
+  admissions: {
+    name: 'admissions_total',
+    kind: 'counter',
+    labels: ['model', 'outcome', 'reason'],
+    help: 'Requests through admission control, by model, outcome (admitted, rejected, aborted, closed) and reason (shed, queue_full, timeout, busy; none for the others).',
+  },
+  admissionWait: {
+    name: 'admission_wait_seconds',
+    kind: 'histogram',
+    labels: ['outcome'],
+    help: 'Time a request waited in the admission queue before it left it, by outcome, in seconds.',
+    buckets: FIRST_TOKEN_BUCKETS,
+  },
+  admissionQueued: {
+    name: 'admission_queued_requests',
+    kind: 'gauge',
+    labels: [],
+    help: 'Requests waiting in the admission queue, every model together.',
+    scrape: true,
+  },
   circuitState: {
     name: 'worker_circuit_state',
     kind: 'gauge',

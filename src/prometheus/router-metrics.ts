@@ -5,6 +5,7 @@
  * @module
  * @internal
  */
+import type { AdmissionEvent } from '../admission/admission-events.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
@@ -162,6 +163,12 @@ export class RouterMetrics {
     this.#gauges.sharedStateDegraded.set({ part: e.part }, e.state === 'degraded' ? 1 : 0);
   };
 
+  readonly #onAdmission = (e: AdmissionEvent): void => {
+    this.#counters.admissions.add(1, this.#labels.model(e.model), e.outcome, e.reason ?? 'none');
+    if (e.queued)
+      this.#histograms.admissionWait.observe({ outcome: e.outcome }, seconds(e.waitedMs));
+  };
+
   readonly #onWorkerEvent = (e: WorkerEvent): void => {
     if (e.type === 'removed') {
       const url = e.worker.url;
@@ -237,6 +244,7 @@ export class RouterMetrics {
     router[method]('circuitChanged', this.#onCircuitChanged);
     router[method]('loadsPolled', this.#onLoadsPolled);
     router[method]('sharedState', this.#onSharedState);
+    router[method]('admission', this.#onAdmission);
     workers[method]('event', this.#onWorkerEvent);
   }
 
@@ -245,6 +253,10 @@ export class RouterMetrics {
     const gauge = this.#gauges[key];
     const workers = this.#config.workers;
     gauge.reset();
+    if (key === 'admissionQueued') {
+      gauge.set({}, this.#config.router.stats().admission?.queued ?? 0);
+      return;
+    }
     if (key === 'workers') {
       for (const model of workers.getModels()) {
         const counts = countByStatus(workers.getByModel(model).map((w) => w.status));

@@ -15,7 +15,7 @@
 import type { Hasher } from '../core/hash.js';
 import { buildRing, type HashRing, type PointCache } from '../ring/hash-ring.js';
 import { attachView } from '../workers/candidate-view.js';
-import { LoadCounter } from '../workers/load-counter.js';
+import { LoadCounter, RoomListeners } from '../workers/load-counter.js';
 import { type Worker, workerInternals } from '../workers/worker.js';
 import type { WorkerStatus, WorkerType } from '../workers/worker-spec.js';
 import type { ConnectionMode } from '../workers/worker-url.js';
@@ -53,6 +53,8 @@ export class WorkerIndex {
   readonly #allLoad = new LoadCounter();
   readonly #wildcardLoad = new LoadCounter();
   readonly #modelLoad = new Map<string, LoadCounter>();
+  /** Who is told when room may have freed on any worker (routers with admission). */
+  readonly room = new RoomListeners(this.#allLoad);
   readonly #hasher: Hasher;
   readonly #virtualNodes: number;
   readonly #points: PointCache = new Map();

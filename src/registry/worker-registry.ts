@@ -76,6 +76,11 @@ export interface RegistryInternals {
   ): void;
   /** `owner` (a closed router) gives up its claim; the defaults stay as they are. O(1). */
   releaseBreakerDefaults(registry: WorkerRegistry, owner: object): void;
+  /**
+   * Calls `listener` whenever a worker's in-flight or prefilling count falls (room may have
+   * freed), synchronously, from inside the release. @returns a function that stops it. O(1).
+   */
+  onRoomFreed(registry: WorkerRegistry, listener: () => void): () => void;
 }
 
 function unset(): never {
@@ -91,6 +96,7 @@ export const registryInternals: RegistryInternals = {
   claimedBreakerDefaults: unset,
   claimBreakerDefaults: unset,
   releaseBreakerDefaults: unset,
+  onRoomFreed: unset,
 };
 
 /**
@@ -150,6 +156,7 @@ export class WorkerRegistry {
     };
     registryInternals.releaseBreakerDefaults = (registry, owner) =>
       registry.#state.breakers.release(owner);
+    registryInternals.onRoomFreed = (registry, listener) => registry.#index.room.add(listener);
   }
 
   /**

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { AdmissionEvent } from '../admission/admission-events.js';
 import type { NoWorkerReason } from '../core/errors.js';
 import type { PolicyName, WorkerRestart } from '../policies/policy.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
@@ -216,7 +217,8 @@ export type RouterObservation =
   | WorkerStatusEvent
   | WorkerRestartedEvent
   | LoadsPolledEvent
-  | SharedStateEvent;
+  | SharedStateEvent
+  | AdmissionEvent;
 
 /** Listener signatures of `router.on(...)`: one per event `type`. @public */
 export interface RouterEventMap {
@@ -233,6 +235,7 @@ export interface RouterEventMap {
   workerRestarted: (event: WorkerRestartedEvent) => void;
   loadsPolled: (event: LoadsPolledEvent) => void;
   sharedState: (event: SharedStateEvent) => void;
+  admission: (event: AdmissionEvent) => void;
 }
 
 /** The `type` of a {@link RouterObservation}. @public */

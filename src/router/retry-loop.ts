@@ -30,6 +30,8 @@ export interface RetryCall<T> {
   readonly config: ResolvedRetryConfig;
   /** Aborts when the caller's signal aborts or the router closes. */
   readonly signal: AbortSignal;
+  /** The call's admission, released once its first attempt holds a lease (or when it ends). */
+  readonly admitted?: { release(): void } | undefined;
 }
 
 /** @internal Told of a call's attempts and retries, when someone listens. */
@@ -201,6 +203,7 @@ export class RetryLoop<T> {
   async #try(worker: Worker, attempt: number, started = 0): Promise<Attempted<T>> {
     const { request, send, signal } = this.#call;
     const lease = this.#host.lease(worker);
+    this.#call.admitted?.release();
     this.#host.count('attempts');
     try {
       const context = this.#context(worker, attempt, lease, started);

@@ -52,6 +52,7 @@ export class RouterEvents implements ObservationSink {
     workerRestarted: 0,
     loadsPolled: 0,
     sharedState: 0,
+    admission: 0,
   };
   readonly #emitter = new EventEmitter<RouterEventMap>();
   readonly #logger: Logger | undefined;

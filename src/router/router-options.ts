@@ -4,6 +4,11 @@
  * @module
  */
 
+import {
+  type AdmissionConfig,
+  type ResolvedAdmissionConfig,
+  readAdmission,
+} from '../admission/admission-options.js';
 import { type Logger, readLogger } from '../core/logger.js';
 import {
   boolean,
@@ -174,6 +179,16 @@ export interface RouterOptions {
    * @defaultValue none: this router's state is its own
    */
   readonly shared?: RouterSharedState;
+  /**
+   * Admission control: `true` (or its settings) makes the router hold a request while every
+   * worker that could serve it is full — queued by priority band, fairly between tenants, bounded
+   * in count, size and wait — and turn away (`SATURATED`, with a `retryAfterMs`) what may not
+   * wait. `execute` and `admit` wait for admission; `select`, which cannot wait, throws
+   * `SATURATED` instead of jumping the queue. See docs/admission.md.
+   * Cost: one pass over the model's candidates per call; nothing when off.
+   * @defaultValue false
+   */
+  readonly admission?: boolean | AdmissionConfig;
 }
 
 /** @internal */
@@ -196,6 +211,7 @@ export interface ResolvedRouterOptions {
   readonly random: () => number;
   readonly logger: Logger | undefined;
   readonly shared: RouterSharedState | undefined;
+  readonly admission: ResolvedAdmissionConfig | undefined;
 }
 
 /**
@@ -253,6 +269,10 @@ export function resolveRouterOptions(options: unknown): ResolvedRouterOptions {
     random: own.random ?? Math.random,
     logger: own.logger,
     shared: own.shared,
+    admission:
+      own.admission === undefined || own.admission.clock !== undefined || own.clock === undefined
+        ? own.admission
+        : Object.freeze({ ...own.admission, clock: own.clock }),
   });
 }
 
@@ -324,6 +344,11 @@ export const ROUTER_OPTIONS = new OptionTable(
       undefined,
       (field, value) => readSharedState(field, value),
       "none: this router's state is its own",
+    ),
+    admission: custom<ResolvedAdmissionConfig | undefined>(
+      undefined,
+      (field, value) => readAdmission(field, value),
+      'false',
     ),
   },
   ['registry', 'transport', 'policies', 'health', 'loadPolling', 'circuitBreaker', 'retry'],

@@ -3,13 +3,50 @@
  * figures and the workers' breakers into one plain object (a `RouterStats`).
  *
  * @module
- * @internal
  */
+import type { AdmissionStats } from '../admission/admission-events.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { CircuitState } from '../resilience/circuit-breaker.js';
 import type { HealthLoopStats } from './health-loop.js';
 import type { LoadPollerStats } from './load-poller.js';
 import type { ModelDiscoveryStats } from './model-discovery.js';
+
+/** Counters from {@link Router.stats}: a plain object built per call. @public */
+export interface RouterStats {
+  readonly selects: number;
+  readonly noWorker: number;
+  readonly executions: number;
+  readonly attempts: number;
+  readonly retries: number;
+  readonly leakedLeases: number;
+  readonly health: {
+    readonly probes: number;
+    readonly failures: number;
+    readonly timeouts: number;
+    readonly transitions: number;
+  };
+  readonly loads: {
+    readonly rounds: number;
+    readonly polls: number;
+    readonly reports: number;
+    readonly failures: number;
+  };
+  /** Model discovery (`discoverModels`): calls made, workers whose models were recorded, failures. */
+  readonly models: {
+    readonly calls: number;
+    readonly discovered: number;
+    readonly failures: number;
+  };
+  /** Breaker state per worker id. */
+  readonly circuits: Readonly<Record<string, CircuitState>>;
+  /**
+   * Workers cooling down after a `Retry-After` (`CircuitBreaker.coolDown`), by id: the time left
+   * in ms. Workers without a cooldown are absent.
+   */
+  readonly cooldowns: Readonly<Record<string, number>>;
+  /** Admission control's figures (the `admission` option); `undefined` when it is off. */
+  readonly admission: AdmissionStats | undefined;
+}
 
 /** @internal The router's own counters: one object per router, counted in place. */
 export class RouterCounters {
@@ -33,6 +70,7 @@ export interface RouterParts {
   readonly health: Readonly<HealthLoopStats> | undefined;
   readonly loads: Readonly<LoadPollerStats> | undefined;
   readonly models: Readonly<ModelDiscoveryStats> | undefined;
+  readonly admission: AdmissionStats | undefined;
 }
 
 /**
@@ -40,12 +78,11 @@ export interface RouterParts {
  * counters, its parts' figures (0 for a part that is off), and the breaker state and cooldown of
  * every worker of `registry`. Cost: O(workers); builds plain objects, never hands out a live one.
  */
-// The return type is inferred: `RouterStats` is declared beside `Router`, which imports this.
 export function routerStats(
   counters: RouterCounters,
   parts: RouterParts,
   registry: WorkerRegistry,
-) {
+): RouterStats {
   const circuits: Record<string, CircuitState> = {};
   const cooldowns: Record<string, number> = {};
   for (const worker of registry.getAll()) {
@@ -83,5 +120,6 @@ export function routerStats(
     },
     circuits,
     cooldowns,
+    admission: parts.admission,
   };
 }

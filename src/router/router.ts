@@ -13,10 +13,10 @@ import type { SelectRequest } from '../policies/policy.js';
 import { selectPair } from '../policies/select-pair.js';
 import type { WorkerEvent } from '../registry/worker-event.js';
 import { registryInternals, type WorkerRegistry } from '../registry/worker-registry.js';
-import type { CircuitState } from '../resilience/circuit-breaker.js';
 import { DEFAULT_HEALTH_TIMEOUT_MS } from '../resilience/health-config.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker, WorkerLease } from '../workers/worker.js';
+import { AdmissionGate } from './admission-gate.js';
 import { BreakerWatch } from './breaker-watch.js';
 import { EngineRestarts } from './engine-restarts.js';
 import { HealthLoop } from './health-loop.js';
@@ -35,47 +35,14 @@ import {
   type RouterOptions,
   resolveRouterOptions,
 } from './router-options.js';
-import { RouterCounters, routerStats } from './router-stats.js';
+import { RouterCounters, type RouterStats, routerStats } from './router-stats.js';
+
+export type { RouterStats } from './router-stats.js';
 
 /** A prefill lease and a decode lease from {@link Router.selectPair}. @public */
 export interface LeasePair {
   readonly prefill: WorkerLease;
   readonly decode: WorkerLease;
-}
-
-/** Counters from {@link Router.stats}: a plain object built per call. @public */
-export interface RouterStats {
-  readonly selects: number;
-  readonly noWorker: number;
-  readonly executions: number;
-  readonly attempts: number;
-  readonly retries: number;
-  readonly leakedLeases: number;
-  readonly health: {
-    readonly probes: number;
-    readonly failures: number;
-    readonly timeouts: number;
-    readonly transitions: number;
-  };
-  readonly loads: {
-    readonly rounds: number;
-    readonly polls: number;
-    readonly reports: number;
-    readonly failures: number;
-  };
-  /** Model discovery (`discoverModels`): calls made, workers whose models were recorded, failures. */
-  readonly models: {
-    readonly calls: number;
-    readonly discovered: number;
-    readonly failures: number;
-  };
-  /** Breaker state per worker id. */
-  readonly circuits: Readonly<Record<string, CircuitState>>;
-  /**
-   * Workers cooling down after a `Retry-After` (`CircuitBreaker.coolDown`), by id: the time left
-   * in ms. Workers without a cooldown are absent.
-   */
-  readonly cooldowns: Readonly<Record<string, number>>;
 }
 
 /**
@@ -148,6 +115,8 @@ export class Router {
   readonly #readiness: Readiness;
   readonly #breakers: BreakerWatch;
   readonly #leaks: LeaseLeaks | undefined;
+  /** Admission control (the `admission` option); `undefined` when off. */
+  readonly #gate: AdmissionGate | undefined;
   readonly #onEvent = (event: WorkerEvent): void => this.#handle(event);
   readonly #counters = new RouterCounters();
   #started = false;
@@ -170,9 +139,10 @@ export class Router {
       registryInternals.claimBreakerDefaults(o.registry, this, o.circuitBreaker);
     this.#readiness = new Readiness(o.registry, this.#keepAlive);
     // Never after `close()`, which closes the watch first.
-    this.#breakers = new BreakerWatch((worker, from, to) =>
-      events.circuitChanged(worker, from, to),
-    );
+    this.#breakers = new BreakerWatch((worker, from, to) => {
+      if (to !== 'open') this.#gate?.wake();
+      events.circuitChanged(worker, from, to);
+    });
     this.#discovery =
       o.discoverModels && o.transport.models !== undefined
         ? new ModelDiscovery(
@@ -203,7 +173,8 @@ export class Router {
             (reports, round) => this.#deliverLoads(reports, round),
           );
     this.#retryHost = {
-      pick: (request, tried) => picker.pick(request, tried, tried.size + 1),
+      pick: (request, tried) =>
+        picker.pick(request, this.#gate?.exclude(request, tried) ?? tried, tried.size + 1),
       lease: (worker) => this.#lease(worker),
       count: (what) => this.#counters.count(what),
       noWorkerReason: (request) => this.#noWorkerReason(request),
@@ -214,6 +185,13 @@ export class Router {
       observer: (request) => events.observer(request),
     };
     this.#leaks = o.reportLeakedLeases ? new LeaseLeaks(o.logger) : undefined;
+    this.#gate =
+      o.admission === undefined
+        ? undefined
+        : new AdmissionGate(o.admission, o.registry, o.loadPolling?.staleAfterMs ?? Infinity, {
+            listening: () => events.listening.admission !== 0,
+            emit: (event) => events.emit('admission', event),
+          });
   }
 
   /** The registry this router routes over (the `registry` option). */
@@ -238,6 +216,7 @@ export class Router {
       report: (event) => this.#events.sharedState(event),
     });
     this.#started = true;
+    this.#gate?.start();
     registry.on('event', this.#onEvent);
     for (const info of registry.snapshot().workers) {
       const worker = registry.get(info.id);
@@ -304,16 +283,63 @@ export class Router {
    * Picks a worker for `request` with the policy of `request.model` (else the default policy),
    * over `registry.getByModel(request.model)`, and takes a lease on it.
    *
+   * With admission on (the `admission` option), `select` cannot wait its turn: while the model's
+   * workers are all full, or other requests wait for them, it throws `SATURATED` (reason `busy`)
+   * rather than jump the queue; {@link Router.admit} waits instead.
+   *
    * @returns the lease (`lease.worker`, `lease.release(outcome?)`), or `undefined` when no worker
-   *   is available. Cost: the policy's.
+   *   is available. Cost: the policy's (with admission, one pass over the candidates more).
    * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when `request` is neither an object nor
-   *   `undefined` / `null` (which route like `{}`).
+   *   `undefined` / `null` (which route like `{}`); with admission, `SATURATED` (above), and
+   *   `INVALID_ARGUMENT` for a `priority`, `tenant` or `size` out of bounds.
    */
   select(request?: SelectRequest): WorkerLease | undefined {
     if (this.#closed) return undefined;
     const req = readRequest(request);
+    const gate = this.#gate;
+    if (gate !== undefined && !gate.wouldAdmit(req)) throw gate.refusedSelect(req);
+    return this.#select(req);
+  }
+
+  /**
+   * `select`, after waiting for admission: resolves when a worker of the request's model has room
+   * and the request's turn has come (at once when admission is off or nobody waits), with a lease
+   * as `select` gives it.
+   *
+   * @returns (resolves to) the lease, or `undefined` when no worker is available.
+   * @throws (rejects) {@link FleetRouteError} `SATURATED` when admission turns the request away
+   *   (`reason`: `shed`, `queue_full`, `timeout`; `retryAfterMs`), `CLOSED` when the router is or
+   *   becomes closed, the signal's reason as soon as `signal` aborts (the request leaves the
+   *   queue at once), `INVALID_ARGUMENT` for a bad `request` or `signal`.
+   */
+  async admit(
+    request?: SelectRequest,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<WorkerLease | undefined> {
+    if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
+    const signal = options?.signal;
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      fail('signal', 'an AbortSignal', signal);
+    const req = readRequest(request);
+    const gate = this.#gate;
+    if (gate === undefined) return this.#select(req);
+    const scope = this.#calls.open(signal);
+    try {
+      const waited = gate.wait(req, scope.signal);
+      const ticket = waited instanceof Promise ? await waited : waited;
+      try {
+        return this.#select(req);
+      } finally {
+        ticket.release();
+      }
+    } finally {
+      this.#calls.close(scope);
+    }
+  }
+
+  #select(req: SelectRequest): WorkerLease | undefined {
     this.#counters.selects++;
-    const worker = this.#picker.pick(req, undefined, 1);
+    const worker = this.#picker.pick(req, this.#gate?.exclude(req, undefined), 1);
     if (worker === undefined) {
       this.#counters.noWorker++;
       const events = this.#events;
@@ -387,7 +413,9 @@ export class Router {
    * response with a readable `Retry-After` is retried at once on another worker — the worker that
    * sent it cools down for that long (its breaker's `maxCooldownMs` at most) and no call is sent
    * to it meanwhile — and any other failure after exponential backoff with jitter
-   * (`defaultShouldRetry`).
+   * (`defaultShouldRetry`). With admission on, the call first waits for admission (see
+   * docs/admission.md): its first attempt starts once a worker of its model has room and its turn
+   * has come.
    *
    * @returns the first successful result; when every attempt failed, the last response that had
    *   a status.
@@ -396,8 +424,9 @@ export class Router {
    *   worker serves the model) or `unavailable` (none of them is available now); the signal's
    *   reason as soon as `signal` aborts (a wait on the shared state's lookup ends, the backoff is
    *   cancelled; a `send` that ignores its signal is abandoned and its late outcome ignored);
-   *   `CLOSED` as soon as the router closes; `INVALID_ARGUMENT` for a `request` that is not
-   *   an object, a `send` that is not a function or a `signal` that is not an `AbortSignal`.
+   *   `CLOSED` as soon as the router closes; `SATURATED` when admission turns the call away
+   *   (its `reason` and `retryAfterMs`); `INVALID_ARGUMENT` for a `request` that is not an
+   *   object, a `send` that is not a function or a `signal` that is not an `AbortSignal`.
    */
   async execute<T>(
     request: SelectRequest,
@@ -412,6 +441,7 @@ export class Router {
     const req = readRequest(request);
     this.#counters.executions++;
     const scope = this.#calls.open(signal);
+    let admitted: { release(): void } | undefined;
     try {
       const shared = this.#o.shared;
       if (shared !== undefined) {
@@ -421,12 +451,17 @@ export class Router {
         if (pending !== undefined) await scope.race(pending).catch(ignore);
         if (this.#closed) throw new FleetRouteError('CLOSED', 'the router is closed');
       }
+      // Released by the loop once its first attempt holds a lease, or below.
+      // No admission, or room now: no wait, the first attempt starts in this same turn.
+      const waited = this.#gate?.wait(req, scope.signal);
+      admitted = waited instanceof Promise ? await waited : waited;
       const config = this.#retryConfigs.of(req);
-      const call = { request: req, send, config, signal: scope.signal };
+      const call = { request: req, send, config, signal: scope.signal, admitted };
       const loop = new RetryLoop(call, this.#retryHost);
       if (this.#events.listening.executed === 0) return await loop.run();
       return await this.#events.execution(req, loop, signal, () => this.#closed);
     } finally {
+      admitted?.release();
       this.#calls.close(scope);
     }
   }
@@ -447,6 +482,7 @@ export class Router {
       health: this.#health?.stats,
       loads: this.#loads?.stats,
       models: this.#discovery?.stats,
+      admission: this.#gate?.stats(),
     };
     return routerStats(this.#counters, parts, this.#o.registry);
   }
@@ -466,6 +502,7 @@ export class Router {
     // First, so no circuitChanged event is emitted from here on (an abort listener below may
     // run user code that moves a breaker).
     this.#breakers.close();
+    this.#gate?.close();
     this.#calls.abortAll(new FleetRouteError('CLOSED', 'the router is closed'));
     this.#o.registry.off('event', this.#onEvent);
     this.#health?.close();
@@ -496,6 +533,7 @@ export class Router {
       }
     }
     this.#events.loadsPolled(reports, round);
+    this.#gate?.updateLoads(reports);
   }
 
   /**
@@ -511,11 +549,14 @@ export class Router {
     switch (event.type) {
       case 'registered':
         this.#adopt(event.worker);
+        this.#gate?.wake();
         break;
       case 'replaced':
         this.#adopt(event.new);
+        this.#gate?.wake();
         break;
       case 'removed':
+        this.#gate?.forget(event.worker.url);
         this.#breakers.unwatch(event.worker);
         this.#health?.untrack(event.workerId);
         this.#discovery?.forget(event.workerId);
@@ -526,6 +567,7 @@ export class Router {
         this.#health?.statusChanged(event.worker);
         this.#discovery?.consider(event.worker);
         this.#events.statusChanged(event.workerId, event.worker, event.from, event.to);
+        this.#gate?.wake();
         if (
           event.from === 'not_ready' &&
           event.to === 'ready' &&

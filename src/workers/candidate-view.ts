@@ -84,8 +84,8 @@ export class CandidateView {
   /**
    * The lowest and highest in-flight count among the list's available workers and how many are
    * available, written to `out` as `[min, max, available]` — and, when `out` has a fourth
-   * element, the lowest count awaiting a first token (`Worker.prefilling`) among them — in
-   * O(groups).
+   * element, the lowest count awaiting a first token (`Worker.prefilling`) among them; a fifth,
+   * the highest — in O(groups).
    *
    * @returns `false` for a list that is not a registry array (walk it instead).
    */
@@ -95,6 +95,7 @@ export class CandidateView {
     let min = Number.POSITIVE_INFINITY;
     let max = Number.NEGATIVE_INFINITY;
     let least = Number.POSITIVE_INFINITY;
+    let most = Number.NEGATIVE_INFINITY;
     let size = 0;
     for (let i = 0; i < groups.length; i++) {
       const group = groups[i]!;
@@ -103,13 +104,15 @@ export class CandidateView {
       size += h.size;
       if (h.min < min) min = h.min;
       if (h.max > max) max = h.max;
-      const p = group.prefillHistogram.min;
-      if (p < least) least = p;
+      const p = group.prefillHistogram;
+      if (p.min < least) least = p.min;
+      if (p.max > most) most = p.max;
     }
     out[0] = min;
     out[1] = max;
     out[2] = size;
     if (out.length > 3) out[3] = least;
+    if (out.length > 4) out[4] = most;
     return true;
   }
 

@@ -81,6 +81,46 @@ export class LoadCounter {
    * changes move it (never another registry's, never another model's).
    */
   version = 0;
+  /**
+   * Called when a member's in-flight or prefilling count falls (a lease released, a first token,
+   * other routers' counts lower): room may have freed. Set only on a registry's all-workers group,
+   * and only while a router with admission listens (see {@link RoomListeners}); `undefined`
+   * otherwise, so a release costs one field read.
+   */
+  freed: (() => void) | undefined = undefined;
+}
+
+/**
+ * @internal The listeners of one group's {@link LoadCounter.freed}: added and removed one by one,
+ * the hook set while there is at least one. A listener that throws does not stop the others.
+ */
+export class RoomListeners {
+  readonly #counter: LoadCounter;
+  readonly #listeners = new Set<() => void>();
+
+  constructor(counter: LoadCounter) {
+    this.#counter = counter;
+  }
+
+  /** Adds `listener`. @returns a function that removes it. */
+  add(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    this.#counter.freed = this.#fire;
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0) this.#counter.freed = undefined;
+    };
+  }
+
+  readonly #fire = (): void => {
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch {
+        // A listener's fault is its own: the lease that freed room has ended either way.
+      }
+    }
+  };
 }
 
 /** @internal A worker that belongs to no group yet. */

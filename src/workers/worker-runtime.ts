@@ -121,6 +121,7 @@ export class WorkerRuntime {
     const p = prefilling > 0 ? Math.min(prefilling, l) : 0;
     const delta = l - this.#remote;
     if (delta === 0 && p === this.#remotePrefilling) return;
+    const fell = delta < 0 || p < this.#remotePrefilling;
     if (delta !== 0) {
       const counters = this.#counters;
       for (let i = 0; i < counters.length; i++)
@@ -129,6 +130,7 @@ export class WorkerRuntime {
     this.#remote = l;
     this.#remotePrefilling = p;
     this.#resync();
+    if (fell) this.#counters[0]?.freed?.();
   }
 
   /**
@@ -139,6 +141,8 @@ export class WorkerRuntime {
     this.#load = Math.max(this.#load + delta, 0);
     if (prefilling !== 0) this.#prefilling = Math.max(this.#prefilling + prefilling, 0);
     this.#resync();
+    // Room may have freed: a router's admission (the registry group's hook, when set) wakes.
+    if (delta < 0 || prefilling < 0) this.#counters[0]?.freed?.();
   }
 
   /**

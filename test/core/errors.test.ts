@@ -20,6 +20,7 @@ const ALL_CODES: readonly FleetRouteErrorCode[] = [
   'NO_WORKER',
   'TRANSPORT_FAILED',
   'MISSING_DEPENDENCY',
+  'SATURATED',
 ];
 
 /** Codes thrown outside the registry, covered where they are thrown. */
@@ -27,6 +28,7 @@ const ELSEWHERE: readonly FleetRouteErrorCode[] = [
   'NO_WORKER', // Router.execute: NO_WORKER_TRIGGERS below, and test/router/execute.test.ts
   'TRANSPORT_FAILED', // fleetroute/http models(): test/transport/http
   'MISSING_DEPENDENCY', // fleetroute/kv-events without @msgpack/msgpack: scripts/check-consumers.mjs
+  'SATURATED', // Router admission: test/router/admission.test.ts
 ];
 
 interface Trigger {
@@ -177,16 +179,25 @@ describe('FleetRouteError', () => {
     },
   );
 
-  it.each(ALL_CODES)('a %s error keeps the reason it was built with only for NO_WORKER', (code) => {
-    // Act
-    const withReason = new FleetRouteError(code, undefined, { reason: 'unavailable' });
-    const without = new FleetRouteError(code);
+  it.each(ALL_CODES)(
+    'a %s error keeps the reason it was built with only for NO_WORKER and SATURATED, and a retry time only for SATURATED',
+    (code) => {
+      // Act
+      const withReason = new FleetRouteError(code, undefined, {
+        reason: 'unavailable',
+        retryAfterMs: 5,
+      });
+      const without = new FleetRouteError(code);
 
-    // Assert
-    expect(withReason.reason).toBe(code === 'NO_WORKER' ? 'unavailable' : undefined);
-    expect(without.reason).toBeUndefined();
-    expect('cause' in withReason).toBe(false);
-  });
+      // Assert
+      const keeps = code === 'NO_WORKER' || code === 'SATURATED';
+      expect(withReason.reason).toBe(keeps ? 'unavailable' : undefined);
+      expect(withReason.retryAfterMs).toBe(code === 'SATURATED' ? 5 : undefined);
+      expect(without.reason).toBeUndefined();
+      expect(without.retryAfterMs).toBeUndefined();
+      expect('cause' in withReason).toBe(false);
+    },
+  );
 
   it.each(ALL_CODES)('a %s error built without a message carries its default message', (code) => {
     // Act

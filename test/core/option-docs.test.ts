@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { ADMISSION_OPTIONS } from '../../src/admission/admission-options.js';
 import { OptionTable } from '../../src/core/option-table.js';
 import { KV_DECODE_LIMITS } from '../../src/kv-events/batch-decoder.js';
 import { KV_SUBSCRIBER_OPTIONS } from '../../src/kv-events/subscriber-options.js';
@@ -63,6 +64,7 @@ const TABLES = [
   WINDOW_OPTIONS,
   LOAD_POLLING_OPTIONS,
   ROUTER_OPTIONS,
+  ADMISSION_OPTIONS,
   RETRY_HOOK_OPTIONS,
   REGISTRY_OPTIONS,
   HTTP_TRANSPORT_OPTIONS,

@@ -27,6 +27,7 @@ const DOCS = [
   'docs/observability.md',
   'docs/redis.md',
   'docs/openai.md',
+  'docs/admission.md',
 ];
 
 interface Snippet {

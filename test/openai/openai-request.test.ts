@@ -266,6 +266,10 @@ describe('openAIRequest: options', () => {
       'routingKeyField',
       'maxRoutingKeyLength',
       'policyHeaders',
+      'priorityHeader',
+      'priorityField',
+      'tenantHeader',
+      'tenantField',
     ]);
   });
 });
@@ -311,5 +315,57 @@ describe('openAIRequest with cache_aware', () => {
     }
     policy.close?.();
     await registry.close();
+  });
+});
+
+describe('openAIRequest: priority and tenant', () => {
+  it('reads the priority and the tenant from their headers by default', () => {
+    const headers = { 'x-fleetroute-priority': '-3', 'x-fleetroute-tenant': 'team-a' };
+    expect(openAIRequest({ model: 'm' }, headers)).toEqual({
+      model: 'm',
+      priority: -3,
+      tenant: 'team-a',
+    });
+    expect(openAIRequest({ model: 'm', priority: 7, user: 'u' })).toEqual({ model: 'm' });
+  });
+
+  it('reads body fields when configured, the header winning', () => {
+    const options = { priorityField: 'importance', tenantField: 'user' };
+    expect(openAIRequest({ importance: 2, user: 'u1' }, undefined, options)).toEqual({
+      priority: 2,
+      tenant: 'u1',
+    });
+    expect(
+      openAIRequest({ importance: 2 }, { 'x-fleetroute-priority': '+5' }, options).priority,
+    ).toBe(5);
+    expect(openAIRequest({ importance: null }, undefined, options)).toEqual({});
+  });
+
+  it('refuses a priority that is not an integer in ±1,000,000, naming where it came from', () => {
+    for (const bad of ['1.5', '2000000', 'high', '1e3', ' ', '--1']) {
+      const error = throwsCode(
+        () => openAIRequest({}, { 'x-fleetroute-priority': bad }),
+        'INVALID_ARGUMENT',
+      );
+      expect(error.message).toMatch(/^header x-fleetroute-priority must be an integer/);
+    }
+    refuses({ p: 0.5 }, 'p', { priorityField: 'p' });
+    refuses({ p: '1' }, 'p', { priorityField: 'p' });
+    refuses({ p: -1_000_001 }, 'p', { priorityField: 'p' });
+  });
+
+  it('keeps a tenant of at most 256 characters, a longer one as its digest', () => {
+    const long = 'x'.repeat(1_000);
+    const tenant = openAIRequest({}, { 'x-fleetroute-tenant': long }).tenant!;
+    expect(tenant.length).toBeLessThanOrEqual(256);
+    expect(tenant).toBe(openAIRequest({}, { 'x-fleetroute-tenant': long }).tenant);
+    expect(tenant).not.toBe(openAIRequest({}, { 'x-fleetroute-tenant': `${long}y` }).tenant);
+  });
+
+  it('reads no header when its option is false', () => {
+    const options = { priorityHeader: false, tenantHeader: false } as const;
+    expect(
+      openAIRequest({}, { 'x-fleetroute-priority': '1', 'x-fleetroute-tenant': 't' }, options),
+    ).toEqual({});
   });
 });

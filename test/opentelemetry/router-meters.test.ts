@@ -146,3 +146,36 @@ describe('instrumentRouter: metrics', () => {
     expect(points(all, 'fleetroute.attempts').map((p) => p.value)).toEqual([1]);
   });
 });
+
+describe('instrumentRouter: admission metrics', () => {
+  it('counts each admission outcome with its reason and the model the registry serves', async () => {
+    const { router, registry } = await routerFleet(1, { admission: { maxInFlight: 1 } });
+    const tracing = memoryTracing();
+    const metrics = memoryMetrics();
+    const instrumented = await instrumentRouter(router, {
+      tracer: tracing.tracer,
+      meter: metrics.meter,
+      workers: registry,
+    });
+    open.push(registry, router, tracing, metrics, instrumented);
+    let release!: () => void;
+    const first = instrumented.execute(
+      { model: 'm' },
+      () => new Promise<{ status: number }>((r) => (release = () => r({ status: 200 }))),
+    );
+    await new Promise((r) => setImmediate(r));
+    await expect(
+      instrumented.execute({ model: 'm', priority: -1 }, async () => ({ status: 200 })),
+    ).rejects.toMatchObject({ code: 'SATURATED' });
+    release();
+    await first;
+    expect(byAttributes(await metrics.collect(), 'fleetroute.admissions')).toEqual({
+      [JSON.stringify({ 'fleetroute.outcome': 'admitted', 'gen_ai.request.model': 'm' })]: 1,
+      [JSON.stringify({
+        'fleetroute.outcome': 'rejected',
+        'fleetroute.admission.reason': 'shed',
+        'gen_ai.request.model': 'm',
+      })]: 1,
+    });
+  });
+});

@@ -39,6 +39,11 @@ export interface StandInEngineOptions {
   readonly chunkText?: (i: number) => string;
   /** Awaited before the first output chunk of each streamed answer (after the role chunk). */
   readonly beforeOutput?: () => Promise<void>;
+  /**
+   * What `/metrics` reports as `vllm:num_requests_waiting`, read at each scrape (an engine whose
+   * own queue is full reports saturation). @defaultValue 0
+   */
+  readonly waitingRequests?: () => number;
 }
 
 /** One request the engine received. */
@@ -110,7 +115,8 @@ export async function startStandInEngine(
       if (req.method === 'GET' && path === '/health') return void res.end();
       if (req.method === 'GET' && path === '/metrics') {
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-        return void res.end(metricsText(model, inFlight, startedAt));
+        const waiting = options.waitingRequests?.() ?? 0;
+        return void res.end(metricsText(model, inFlight, startedAt, waiting));
       }
       if (req.method === 'GET' && path === '/v1/models') {
         return sendJson(res, 200, {
@@ -300,7 +306,7 @@ export async function startStandInEngine(
   };
 }
 
-function metricsText(model: string, running: number, startedAt: number): string {
+function metricsText(model: string, running: number, startedAt: number, waiting: number): string {
   const labels = `{model_name="${model}"}`;
   return [
     '# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.',
@@ -309,7 +315,7 @@ function metricsText(model: string, running: number, startedAt: number): string 
     '# TYPE vllm:num_requests_running gauge',
     `vllm:num_requests_running${labels} ${running}.0`,
     '# TYPE vllm:num_requests_waiting gauge',
-    `vllm:num_requests_waiting${labels} 0.0`,
+    `vllm:num_requests_waiting${labels} ${waiting}.0`,
     '# TYPE vllm:kv_cache_usage_perc gauge',
     `vllm:kv_cache_usage_perc${labels} ${Math.min(running / 64, 1)}`,
     '',

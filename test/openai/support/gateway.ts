@@ -9,7 +9,12 @@ import { serve as serveHono } from '@hono/node-server';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
-import { Router, type RouterOptions, WorkerRegistry } from '../../../src/index.js';
+import {
+  Router,
+  type RouterOptions,
+  type RuntimeType,
+  WorkerRegistry,
+} from '../../../src/index.js';
 import {
   createOpenAIHandler,
   createOpenAINodeHandler,
@@ -38,8 +43,11 @@ export interface Gateway {
 export interface GatewayOptions {
   readonly framework?: Framework;
   readonly engines?: number;
-  readonly engine?: StandInEngineOptions;
+  /** Every engine's options, or each one's by its index. */
+  readonly engine?: StandInEngineOptions | ((index: number) => StandInEngineOptions);
   readonly handler?: Omit<OpenAIHandlerOptions, 'router'>;
+  /** Each engine's runtime, by its index. @defaultValue 'vllm' */
+  readonly runtime?: (index: number) => RuntimeType;
   readonly router?: Partial<Omit<RouterOptions, 'registry'>>;
 }
 
@@ -47,10 +55,18 @@ export interface GatewayOptions {
 export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
   const engines: StandInEngine[] = [];
   for (let i = 0; i < (options.engines ?? 2); i++)
-    engines.push(await startStandInEngine(options.engine));
+    engines.push(
+      await startStandInEngine(
+        typeof options.engine === 'function' ? options.engine(i) : options.engine,
+      ),
+    );
   const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
-  for (const engine of engines)
-    await registry.register({ url: engine.url, models: [engine.model], runtime: 'vllm' });
+  for (const [i, engine] of engines.entries())
+    await registry.register({
+      url: engine.url,
+      models: [engine.model],
+      runtime: options.runtime?.(i) ?? 'vllm',
+    });
   const router = new Router({
     registry,
     transport: { probe: async () => true },
