@@ -157,6 +157,25 @@ describe('simulate with admission', () => {
     }
   });
 
+  it('accounts for every request with closed-loop arrivals, several routers and shared state', async () => {
+    for (const extra of [
+      { arrivals: { kind: 'closed_loop' as const, concurrency: 40 } },
+      { routers: 3, sharedState: 'memory' },
+    ]) {
+      const run = await simulate({
+        workload: small(),
+        policy: 'cache_aware',
+        fleet: FLEET,
+        arrivals: { kind: 'all_at_once' },
+        admission: { maxPrefilling: 1, maxWaitMs: 400 },
+        lowPriorityShare: 0.2,
+        ...extra,
+      });
+      expect(run.admission!.served + rejected(run)).toBe(run.requests);
+      expect(rejected(run)).toBeGreaterThan(0);
+    }
+  });
+
   it('sheds low priority before high under overload', async () => {
     const run = await simulate({
       workload: small(),
