@@ -57,11 +57,13 @@ export class AdmissionTally {
     }
   }
 
-  /** Request `id` was turned away. */
+  /**
+   * A request was turned away for `reason` (`admit` gives `shed`, `queue_full` or `timeout`;
+   * `busy` is `select`'s alone and is not counted).
+   */
   onRejected(reason: SaturatedReason | undefined): void {
     if (reason === 'shed' || reason === 'queue_full' || reason === 'timeout')
       this.#rejected[reason]++;
-    else this.#rejected.timeout++;
   }
 
   /** A served request `id` had its first token `ttftMs` after its arrival. */

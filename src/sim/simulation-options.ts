@@ -137,7 +137,7 @@ export interface SimulationOptions {
    * its options but `clock`) on simulated time: a request waits at the router while every worker
    * is full, leaves the queue when a lease releases or a first token arrives, and is turned away
    * (`SATURATED`) when it is shed, the queue is full, or its wait runs out in simulated time.
-   * Requests turned away count as rejected ({@link PolicyRun.admission}); the time to first token
+   * Requests turned away count as rejected (`PolicyRun.admission`); the time to first token
    * of a served request then counts its wait. @defaultValue false
    */
   readonly admission?: boolean | Omit<AdmissionConfig, 'clock'>;

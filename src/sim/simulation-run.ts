@@ -413,7 +413,8 @@ export class SimulationRun {
 
   /**
    * Routes request `id` through router `k`: `pick` is its `select` (or, with admission, the lease
-   * its `admit` gave), then the engine of the chosen worker takes it.
+   * its `admit` gave, and `admitMs` the wall-clock time of the `admit` call), then the engine of
+   * the chosen worker takes it.
    */
   #route(
     id: number,
@@ -421,6 +422,7 @@ export class SimulationRun {
     tokens: Uint32Array,
     k: number,
     pick: () => WorkerLease | undefined,
+    admitMs?: number,
   ): void {
     const now = this.#now;
     if (this.#o.engineRestarts > 0) this.#restartDue();
@@ -431,7 +433,7 @@ export class SimulationRun {
     this.beforeSelect?.(keys, request.promptLength, this.#engines);
     const started = performance.now();
     const lease = pick();
-    const routingMs = performance.now() - started;
+    const routingMs = admitMs ?? performance.now() - started;
     const worker = lease === undefined ? undefined : this.#workerOf.get(lease.worker.url);
     this.#tally.onSend(now, routingMs, worker, request.promptLength);
     if (lease !== undefined) this.#tally.onBranch(this.#policies[k]?.explain?.()?.branch);
@@ -457,12 +459,16 @@ export class SimulationRun {
     const { select } = prepared;
     this.#arrivedAt![id] = this.#now;
     this.#admission!.onArrive(id, select.priority ?? 0, select.tenant ?? '', request.promptLength);
-    this.#routers[k]!.admit(select).then(
+    const started = performance.now();
+    const admitted = this.#routers[k]!.admit(select);
+    // Admitted at once, the call selected the worker; from the queue, it selects later, uncounted.
+    const admitMs = performance.now() - started;
+    admitted.then(
       (lease) => {
         this.#settled++;
         const waitedMs = this.#now - this.#arrivedAt![id]!;
         if (lease !== undefined) this.#admission!.onServed(id, waitedMs, waitedMs > 0);
-        this.#route(id, request, prepared.tokens, k, () => lease);
+        this.#route(id, request, prepared.tokens, k, () => lease, admitMs);
       },
       (error: unknown) => {
         this.#settled++;
