@@ -86,6 +86,10 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
     kvEventDelayMs: command.kvEventDelayMs,
     kvEventLoss: command.kvEventLoss,
     engineRestarts: command.engineRestarts,
+    lowPriorityShare: command.lowPriorityShare,
+    tenants: command.tenants,
+    heavyTenantFactor: command.heavyTenantFactor,
+    ...(command.admission === undefined ? {} : { admission: command.admission }),
     ...(command.sharedState === undefined
       ? {}
       : { sharedState: command.sharedState, sharedRefreshMs: command.sharedRefreshMs }),

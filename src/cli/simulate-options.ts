@@ -57,6 +57,11 @@ export interface SimulateCommand {
   /** `--shared-state`: `memory` or a Redis URL. */
   readonly sharedState: string | undefined;
   readonly sharedRefreshMs: number;
+  readonly lowPriorityShare: number;
+  readonly tenants: number;
+  readonly heavyTenantFactor: number;
+  /** `--admission` and its limits: `undefined` when off. */
+  readonly admission: { readonly maxPrefilling?: number; readonly maxWaitMs?: number } | undefined;
   /** Where the HTML report goes; `undefined` with `--no-report`. */
   readonly out: string | undefined;
   readonly json: string | undefined;
@@ -103,6 +108,9 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
   const sharedState = flags.value('shared-state');
   if (flags.given('shared-refresh-ms') && sharedState === undefined)
     throw new UsageError('--shared-refresh-ms needs --shared-state');
+  const admission = readAdmissionFlags(flags);
+  if (flags.given('heavy-tenant-factor') && !flags.given('tenants'))
+    throw new UsageError('--heavy-tenant-factor needs --tenants');
   if (kvEvents && !policies.includes('cache_aware')) {
     throw new UsageError('--kv-events compares cache_aware: add it to --policies');
   }
@@ -124,9 +132,28 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     engineRestarts: flags.value('engine-restarts'),
     sharedState,
     sharedRefreshMs: flags.value('shared-refresh-ms'),
+    lowPriorityShare: flags.value('low-priority-share'),
+    tenants: flags.value('tenants'),
+    heavyTenantFactor: flags.value('heavy-tenant-factor'),
+    admission,
     out,
     json: flags.value('json'),
     quiet: flags.value('quiet'),
+  };
+}
+
+/** `--admission` and its limits, each of which needs it. */
+function readAdmissionFlags(flags: SimulateFlags): SimulateCommand['admission'] {
+  const maxPrefilling = flags.value('admission-max-prefilling');
+  const maxWaitMs = flags.value('admission-max-wait-ms');
+  if (!flags.value('admission')) {
+    for (const flag of ['admission-max-prefilling', 'admission-max-wait-ms'] as const)
+      if (flags.given(flag)) throw new UsageError(`--${flag} needs --admission`);
+    return undefined;
+  }
+  return {
+    ...(maxPrefilling === undefined ? {} : { maxPrefilling }),
+    ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
   };
 }
 

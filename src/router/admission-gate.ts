@@ -145,6 +145,20 @@ export class AdmissionGate {
     this.#arm();
   }
 
+  /** The earliest deadline of a queued request (`Infinity` when none waits). O(pools). */
+  get nextDeadline(): number {
+    return this.#admission.nextDeadline;
+  }
+
+  /**
+   * Refuses (`timeout`) every waiting request whose deadline is at or before `now`, for a caller
+   * that keeps time itself (the simulator, on simulated time). O(expired × log queued).
+   */
+  expire(now: number): void {
+    this.#admission.expire(now);
+    this.#arm();
+  }
+
   /** A load round arrived: recorded for saturation, then a wake. */
   updateLoads(reports: ReadonlyMap<string, LoadReport>): void {
     const byUrl = new Map<string, number>();

@@ -46,6 +46,20 @@ export interface LeasePair {
 }
 
 /**
+ * @internal Privileged access to a router's parts for the simulator, which drives admission on
+ * simulated time (its deadlines). Not part of the public API.
+ */
+export const routerInternals: {
+  /** The router's admission gate, `undefined` when admission is off. O(1). */
+  admission(router: Router): AdmissionGate | undefined;
+} = {
+  // Filled in by the class's static block, which alone can reach the private field.
+  admission: () => {
+    throw new Error('routerInternals used before the Router class was defined');
+  },
+};
+
+/**
  * The routing front: picks a worker per request with the model's policy, hands out leases, and
  * keeps the fleet's health, loads and breakers current through the caller's transport.
  *
@@ -87,6 +101,10 @@ export interface LeasePair {
  * @public
  */
 export class Router {
+  static {
+    routerInternals.admission = (router) => router.#gate;
+  }
+
   readonly #o: ResolvedRouterOptions;
   /** The observation events: listeners, their counts, and the builders. */
   readonly #events: RouterEvents;

@@ -41,7 +41,8 @@ export const DEFAULT_POLICIES: readonly PolicyName[] = Object.freeze(
  * Options of {@link comparePolicies}. Those it shares with `simulate` — `workload`, `fleet`,
  * `routers`, `seed`, `loadPollIntervalMs`, `firstTokens`, `engineRestarts` (the greedy oracle's run
  * too), `kvEventDelayMs` and `kvEventLoss` (the runs with events), `sharedRefreshMs` (the runs
- * with shared state) — are {@link SimulationOptions}' own, applied to every run.
+ * with shared state), `lowPriorityShare`, `tenants`, `heavyTenantFactor` and `admission` — are
+ * {@link SimulationOptions}' own, applied to every run.
  *
  * @public
  */
@@ -58,6 +59,10 @@ export interface CompareOptions
     | 'kvEventDelayMs'
     | 'kvEventLoss'
     | 'sharedRefreshMs'
+    | 'lowPriorityShare'
+    | 'tenants'
+    | 'heavyTenantFactor'
+    | 'admission'
   > {
   /** @defaultValue {@link DEFAULT_POLICIES} */
   readonly policies?: readonly PolicyName[];
@@ -134,6 +139,10 @@ const RUN_OPTIONS = Object.keys({
   kvEventDelayMs: 0,
   kvEventLoss: 0,
   sharedRefreshMs: 0,
+  lowPriorityShare: 0,
+  tenants: 0,
+  heavyTenantFactor: 0,
+  admission: 0,
 } satisfies Record<RunOption, 0>) as readonly RunOption[];
 
 /**

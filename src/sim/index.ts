@@ -18,7 +18,7 @@ export { DEFAULT_FLEET_MODEL } from './fleet-model.js';
 export { SeededRandom } from './random.js';
 export type { HtmlReportOptions } from './report/index.js';
 export { renderHtmlReport } from './report/index.js';
-export type { Comparison, Percentiles, PolicyRun, RunInfo } from './result.js';
+export type { AdmissionRun, Comparison, Percentiles, PolicyRun, RunInfo } from './result.js';
 export { simulate } from './simulation.js';
 export type { SimulationOptions } from './simulation-options.js';
 export { resolveFleetModel } from './simulation-options.js';

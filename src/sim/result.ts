@@ -97,6 +97,11 @@ export interface PolicyRun {
    */
   readonly eventsProcessed: number;
   /**
+   * With admission on (`SimulationOptions.admission`): how the requests fared at the routers.
+   * Absent without it.
+   */
+  readonly admission?: AdmissionRun;
+  /**
    * For trace arrivals: the earliest request `timestamp` (ms, on the trace's clock), subtracted
    * from every timestamp before the speedup so that the first arrival is at simulated time 0.
    * 0 for the other arrival processes and for a trace that starts at 0.
@@ -176,4 +181,43 @@ export interface RunInfo {
   readonly argv: readonly string[];
   /** The fleetroute version that ran it (`version` of its package.json). */
   readonly version: string;
+}
+
+/**
+ * How the requests of one run fared at admission. Every request is served (it reached a worker)
+ * or rejected (turned away with a reason): `served + rejected = requests`. The run's
+ * {@link PolicyRun.ttftMs} then covers the served requests, from their arrival at the router (the
+ * wait included).
+ *
+ * @public
+ */
+export interface AdmissionRun {
+  /** Requests that reached a worker, at once or after waiting in a router's queue. */
+  readonly served: number;
+  /** Of them, those that waited in the queue first. */
+  readonly servedAfterWait: number;
+  /** Requests turned away, by reason (`shed`, `queue_full`, `timeout`). */
+  readonly rejected: Readonly<Record<'shed' | 'queue_full' | 'timeout', number>>;
+  /** Time in the router's queue of the served requests (0 for those admitted at once), ms. */
+  readonly queueWaitMs: Percentiles;
+  /** Per priority, highest first: requests, served, and the served ones' time to first token. */
+  readonly byPriority: readonly {
+    readonly priority: number;
+    readonly requests: number;
+    readonly served: number;
+    readonly ttftMs: Percentiles;
+  }[];
+  /**
+   * Per tenant (`''` for requests without one), in name order: requests, served, the share of
+   * all requests' prompt tokens it sent, and its share of the prompt tokens served **while
+   * saturated** — by the requests that left a router's queue (the queue holds requests only while
+   * every worker is full) — 0 … 1.
+   */
+  readonly tenants: readonly {
+    readonly tenant: string;
+    readonly requests: number;
+    readonly served: number;
+    readonly offeredShare: number;
+    readonly saturatedShare: number;
+  }[];
 }

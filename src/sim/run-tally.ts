@@ -32,6 +32,8 @@ export class RunTally {
   readonly #ttft: number[] = [];
   #sent = 0;
   #unroutable = 0;
+  /** Requests turned away at admission (never sent to a worker). */
+  #rejected = 0;
   #routingMs = 0;
   #firstSend = Number.NaN;
   #lastCompletion = 0;
@@ -71,6 +73,11 @@ export class RunTally {
     }
   }
 
+  /** A request was turned away at admission: it is not served, and never reached a worker. */
+  onRejected(): void {
+    this.#rejected++;
+  }
+
   /** The policy took `branch` for the decision just counted (`undefined`: it keeps none). */
   onBranch(branch: string | undefined): void {
     if (branch !== undefined) this.#branches.set(branch, (this.#branches.get(branch) ?? 0) + 1);
@@ -88,7 +95,7 @@ export class RunTally {
     const total = this.#requests;
     const start = Number.isNaN(this.#firstSend) ? 0 : this.#firstSend;
     const makespanMs = Math.max(0, this.#lastCompletion - start);
-    const served = total - this.#unroutable;
+    const served = total - this.#unroutable - this.#rejected;
     const perSecond = (count: number): number =>
       makespanMs === 0 ? 0 : count / (makespanMs / 1000);
     const load = spread(this.#routed);

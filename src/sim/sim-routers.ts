@@ -99,6 +99,8 @@ export class SimRouters {
           health: false,
           loadPolling: false,
           reportLeakedLeases: false,
+          // On simulated time: its waits, deadlines and report ages read the run's clock.
+          ...(o.admission === undefined ? {} : { admission: { ...o.admission, clock } }),
         });
       } catch (error) {
         policy.close?.();

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { type AdmissionConfig, readAdmission } from '../admission/admission-options.js';
 import { DEFAULT_PAGE_SIZE } from '../cache/block-hashes.js';
 import {
   boolean,
@@ -116,6 +117,31 @@ export interface SimulationOptions {
   /** With `sharedState`: simulated ms between two load syncs of each router. @defaultValue 100 */
   readonly sharedRefreshMs?: number;
   /**
+   * Share of requests sent at a low priority (−1, below the default priority 0, so admission
+   * sheds them first while saturated), drawn per request from `seed`, whatever the workload
+   * (generated or a trace). 0 leaves every request's own `priority`. @defaultValue 0
+   */
+  readonly lowPriorityShare?: number;
+  /**
+   * Tenants the requests are spread over (`tenant-0` … `tenant-{n−1}`), drawn per request from
+   * `seed`, whatever the workload; 1 leaves every request's own `tenant`. @defaultValue 1
+   */
+  readonly tenants?: number;
+  /**
+   * With `tenants` > 1: how many times as many requests `tenant-0` sends as each other tenant
+   * (a heavy tenant). @defaultValue 1
+   */
+  readonly heavyTenantFactor?: number;
+  /**
+   * Run every router with admission control (`Router`'s `admission`: `true` for its defaults, or
+   * its options but `clock`) on simulated time: a request waits at the router while every worker
+   * is full, leaves the queue when a lease releases or a first token arrives, and is turned away
+   * (`SATURATED`) when it is shed, the queue is full, or its wait runs out in simulated time.
+   * Requests turned away count as rejected (`PolicyRun.admission`); the time to first token
+   * of a served request then counts its wait. @defaultValue false
+   */
+  readonly admission?: boolean | Omit<AdmissionConfig, 'clock'>;
+  /**
    * Called as requests complete (about 100 times per run). An error it throws ends the run
    * (every router is closed) and is rethrown as is.
    */
@@ -157,9 +183,31 @@ export const SIMULATION_OPTIONS = new OptionTable(
       "none: every router's state is its own",
     ),
     sharedRefreshMs: number(100, 1, 1e9),
+    lowPriorityShare: number(0, 0, 1),
+    tenants: integer(1, 1, 1_000_000),
+    heavyTenantFactor: number(1, 1, 1e6),
+    admission: custom<Readonly<Record<string, unknown>> | undefined>(
+      undefined,
+      (field, value) => readSimAdmission(field, value),
+      'false',
+    ),
   },
   'any',
 );
+
+/**
+ * `true` or admission options but `clock` (the run sets the simulated clock), checked by the
+ * router's own table; `undefined` when off. Kept as plain data, so a plan crosses threads.
+ */
+function readSimAdmission(
+  field: string,
+  value: unknown,
+): Readonly<Record<string, unknown>> | undefined {
+  if (typeof value === 'object' && value !== null && 'clock' in value)
+    fail(`${field}.clock`, 'absent (the simulation sets its own clock)', 'a clock');
+  if (readAdmission(field, value) === undefined) return undefined;
+  return value === true ? {} : { ...(value as Record<string, unknown>) };
+}
 
 /** `'memory'`, or a Redis URL. */
 function readSharedStateTarget(field: string, value: unknown): string {

@@ -5,11 +5,13 @@
  * @module
  * @internal
  */
-import { FleetRouteError } from '../core/errors.js';
-import type { Policy } from '../policies/policy.js';
-import type { Router } from '../router/router.js';
+import { FleetRouteError, type SaturatedReason } from '../core/errors.js';
+import type { Policy, SelectRequest } from '../policies/policy.js';
+import type { AdmissionGate } from '../router/admission-gate.js';
+import { type Router, routerInternals } from '../router/router.js';
 import type { SharedState } from '../shared/shared-state.js';
 import type { WorkerLease } from '../workers/worker.js';
+import { AdmissionTally } from './admission-tally.js';
 import { ArrivalSchedule } from './arrival-schedule.js';
 import { blockKeys } from './block-keys.js';
 import { Engine, type EngineHooks, type Job } from './engine.js';
@@ -17,6 +19,7 @@ import { EventQueue } from './event-queue.js';
 import { KvEventFeed } from './kv-event-feed.js';
 import { deliverLoads, LoadPolls } from './load-polls.js';
 import { PrecisionProbe } from './precision-probe.js';
+import { RequestMix } from './request-mix.js';
 import type { PolicyRun } from './result.js';
 import { RunTally } from './run-tally.js';
 import type { SimRouters } from './sim-routers.js';
@@ -34,6 +37,17 @@ const SAMPLE = 3;
 const KV = 4;
 /** Every router syncs its shared loads (with `sharedState`). */
 const SYNC = 5;
+/** With admission: the earliest deadline of a router's queue has come. */
+const EXPIRE = 6;
+
+/** Microtask turns a grant takes at most to reach the run (a few; far more means a bug). */
+const SETTLE_TURNS = 1_000;
+
+/** @internal What a run prepares for `router.select` / `admit` from one request. */
+interface Prepared {
+  readonly tokens: Uint32Array;
+  readonly select: SelectRequest;
+}
 
 /**
  * @internal The state of one run. Events are taken in time order (ties: scheduled arrivals
@@ -83,6 +97,22 @@ export class SimulationRun {
   #restarts = 0;
   /** Every router's shared state, in router order (empty without `sharedState`). */
   #shared: readonly SharedState[] = [];
+  /** The priorities and tenants drawn for the requests, when the options ask for a mix. */
+  readonly #mix: RequestMix | undefined;
+  /** With admission: its counters, and each router's gate (in router order). */
+  readonly #admission: AdmissionTally | undefined;
+  #gates: readonly AdmissionGate[] = [];
+  /** With admission: when each request reached a router (its time to first token starts there). */
+  readonly #arrivedAt: Float64Array | undefined;
+  /** With admission: requests handed to a router so far (picks the router, round-robin). */
+  #entered = 0;
+  /** With admission: outcomes the routers decided, and those the run has taken in. */
+  #decided = 0;
+  #settled = 0;
+  /** With admission: the time of the next EXPIRE event queued (`Infinity`: none). */
+  #expiresAt = Number.POSITIVE_INFINITY;
+  /** With admission: an unexpected error of a router's `admit`, rethrown by `run`. */
+  #failure: { readonly error: unknown } | undefined;
 
   /** Builds the fleet and the arrival schedule of `o`; nothing runs until {@link run}. */
   constructor(o: ResolvedSimulationOptions) {
@@ -110,6 +140,9 @@ export class SimulationRun {
     this.#delayScale = o.arrivals.kind === 'trace' ? 1 / (o.arrivals.speedup ?? 1) : 1;
     this.#precision = new PrecisionProbe(model.workers, model.blockSize, o.precision);
     this.#progressEvery = Math.max(1, Math.floor(this.#total / 100));
+    this.#mix = RequestMix.of(o);
+    this.#admission = o.admission === undefined ? undefined : new AdmissionTally(this.#total);
+    this.#arrivedAt = o.admission === undefined ? undefined : new Float64Array(this.#total);
   }
 
   /**
@@ -123,6 +156,7 @@ export class SimulationRun {
     this.#routers = routers.routers;
     this.#policies = routers.policies;
     this.#shared = routers.shared;
+    if (this.#admission !== undefined) this.#watchAdmission(routers.routers);
     const queue = this.#queue;
     const o = this.#o;
     if (o.kvEvents) {
@@ -153,6 +187,7 @@ export class SimulationRun {
         this.#now = arrival;
         const sent = this.#arrive(schedule.take());
         if (sent !== undefined) await sent;
+        if (this.#admission !== undefined) await this.#settle();
         continue;
       }
       queue.pop();
@@ -180,8 +215,14 @@ export class SimulationRun {
         case SAMPLE:
           this.#sample();
           break;
+        case EXPIRE:
+          this.#expiresAt = Number.POSITIVE_INFINITY;
+          for (const gate of this.#gates) gate.expire(this.#now);
+          break;
       }
+      if (this.#admission !== undefined) await this.#settle();
     }
+    if (this.#failure !== undefined) throw this.#failure.error;
     if (this.#completed !== this.#total) {
       throw new FleetRouteError(
         'INVALID_ARGUMENT',
@@ -203,7 +244,7 @@ export class SimulationRun {
       cachedTokens += engine.cachedTokens;
       promptTokens += engine.promptTokens;
     }
-    return this.#tally.result({
+    const run = this.#tally.result({
       policy: this.#o.policy,
       cachedTokens,
       promptTokens,
@@ -217,6 +258,7 @@ export class SimulationRun {
       eventsProcessed: this.#events,
       timestampOffsetMs: this.#schedule.offsetMs,
     });
+    return this.#admission === undefined ? run : { ...run, admission: this.#admission.result() };
   }
 
   /** No request is on a worker or about to be sent: nothing changes until the next arrival. */
@@ -279,7 +321,10 @@ export class SimulationRun {
   #completedJob(job: Job, time: number): void {
     (job.handle as WorkerLease).release({ ok: true, status: 200 });
     this.#inFlight--;
-    this.#tally.onComplete(time, job.sentAt, job.firstTokenAt, job.request.outputLength);
+    const id = job.request.id;
+    const arrivedAt = this.#arrivedAt === undefined ? job.sentAt : this.#arrivedAt[id]!;
+    this.#admission?.onFirstToken(id, job.firstTokenAt - arrivedAt);
+    this.#tally.onComplete(time, arrivedAt, job.firstTokenAt, job.request.outputLength);
     this.#finish(job.request.id);
   }
 
@@ -340,30 +385,55 @@ export class SimulationRun {
     await this.#shared[k]!.flush();
   }
 
-  #selectRequestOf(
-    request: SimRequest,
-    id: number,
-  ): { tokens: Uint32Array; select: { tokens: Uint32Array; routingKey?: string } } {
+  /**
+   * The request a router is given: the prompt, the routing key, and the priority and tenant of
+   * the mix (else the request's own), each only when set, so a run without them routes exactly
+   * the requests it always did.
+   */
+  #selectRequestOf(request: SimRequest, id: number): Prepared {
     const tokens = promptOf(request, id);
-    const select =
-      request.routingKey === undefined ? { tokens } : { tokens, routingKey: request.routingKey };
+    const select: { -readonly [K in keyof SelectRequest]: SelectRequest[K] } = { tokens };
+    if (request.routingKey !== undefined) select.routingKey = request.routingKey;
+    const priority = this.#mix?.priorityOf(id) ?? request.priority;
+    if (priority !== undefined) select.priority = priority;
+    const tenant = this.#mix?.tenantOf(id) ?? request.tenant;
+    if (tenant !== undefined) select.tenant = tenant;
     return { tokens, select };
   }
 
   #dispatch(id: number, request: SimRequest, prepared = this.#selectRequestOf(request, id)): void {
-    const now = this.#now;
-    if (this.#o.engineRestarts > 0) this.#restartDue();
+    if (this.#admission !== undefined) {
+      this.#enter(id, request, prepared);
+      return;
+    }
     const k = this.#tally.sent % this.#routers.length;
     const router = this.#routers[k]!;
-    const { tokens, select: selectRequest } = prepared;
+    this.#route(id, request, prepared.tokens, k, () => router.select(prepared.select));
+  }
+
+  /**
+   * Routes request `id` through router `k`: `pick` is its `select` (or, with admission, the lease
+   * its `admit` gave, and `admitMs` the wall-clock time of the `admit` call), then the engine of
+   * the chosen worker takes it.
+   */
+  #route(
+    id: number,
+    request: SimRequest,
+    tokens: Uint32Array,
+    k: number,
+    pick: () => WorkerLease | undefined,
+    admitMs?: number,
+  ): void {
+    const now = this.#now;
+    if (this.#o.engineRestarts > 0) this.#restartDue();
     // The answer's keys too (the engine caches them at completion), chained in one pass.
     const keys = blockKeys(tokens, this.#o.fleet.blockSize, request.outputTokens);
     const tags = this.#kv?.tagsOf(tokens, request.outputTokens, keys.length);
     const best = this.#precision.measure(keys, request.promptLength, this.#engines);
     this.beforeSelect?.(keys, request.promptLength, this.#engines);
     const started = performance.now();
-    const lease = router.select(selectRequest);
-    const routingMs = performance.now() - started;
+    const lease = pick();
+    const routingMs = admitMs ?? performance.now() - started;
     const worker = lease === undefined ? undefined : this.#workerOf.get(lease.worker.url);
     this.#tally.onSend(now, routingMs, worker, request.promptLength);
     if (lease !== undefined) this.#tally.onBranch(this.#policies[k]?.explain?.()?.branch);
@@ -376,6 +446,72 @@ export class SimulationRun {
     this.#inFlight++;
     this.#engines[worker]!.submit(request, keys, lease, now, tags);
     this.#kv?.flush(worker, now);
+  }
+
+  /**
+   * With admission: hands request `id` to the next router's `admit`. It is routed when admitted
+   * (at once, or when a lease releases or a first token frees room), or counted as rejected when
+   * turned away; either way in a microtask that {@link #settle} lets run before simulated time
+   * moves on.
+   */
+  #enter(id: number, request: SimRequest, prepared: Prepared): void {
+    const k = this.#entered++ % this.#routers.length;
+    const { select } = prepared;
+    this.#arrivedAt![id] = this.#now;
+    this.#admission!.onArrive(id, select.priority ?? 0, select.tenant ?? '', request.promptLength);
+    const started = performance.now();
+    const admitted = this.#routers[k]!.admit(select);
+    // Admitted at once, the call selected the worker; from the queue, it selects later, uncounted.
+    const admitMs = performance.now() - started;
+    admitted.then(
+      (lease) => {
+        this.#settled++;
+        const waitedMs = this.#now - this.#arrivedAt![id]!;
+        if (lease !== undefined) this.#admission!.onServed(id, waitedMs, waitedMs > 0);
+        this.#route(id, request, prepared.tokens, k, () => lease, admitMs);
+      },
+      (error: unknown) => {
+        this.#settled++;
+        if (!FleetRouteError.is(error, 'SATURATED')) {
+          this.#failure ??= { error };
+          return;
+        }
+        this.#tally.onRejected();
+        this.#admission!.onRejected(error.reason as SaturatedReason | undefined);
+        this.#finish(id);
+      },
+    );
+  }
+
+  /** With admission: reports every outcome to the run as it is decided, counted. */
+  #watchAdmission(routers: readonly Router[]): void {
+    const gates: AdmissionGate[] = [];
+    for (const router of routers) {
+      gates.push(routerInternals.admission(router)!);
+      router.on('admission', () => {
+        this.#decided++;
+      });
+    }
+    this.#gates = gates;
+  }
+
+  /**
+   * With admission: lets every outcome decided so far reach the run (each is a promise that
+   * settles within a few microtasks, none of them waiting on anything outside), so admitted
+   * requests start at the simulated time of their grant; then queues an EXPIRE event at the
+   * earliest deadline of the routers' queues.
+   */
+  async #settle(): Promise<void> {
+    for (let turns = 0; this.#settled < this.#decided; turns++) {
+      if (turns === SETTLE_TURNS) throw new Error('simulate: an admission outcome never settled');
+      await undefined;
+    }
+    let next = Number.POSITIVE_INFINITY;
+    for (const gate of this.#gates) next = Math.min(next, gate.nextDeadline);
+    if (next < this.#expiresAt) {
+      this.#expiresAt = next;
+      this.#queue.push(Math.max(next, this.#now), EXPIRE, 0);
+    }
   }
 
   /**

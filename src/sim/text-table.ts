@@ -13,6 +13,8 @@ interface Column {
   readonly cell: (run: PolicyRun, comparison: Comparison) => string;
   /** Shown only when the comparison has an oracle run. */
   readonly oracleOnly?: boolean;
+  /** Shown only when a run has admission figures (`--admission`). */
+  readonly admissionOnly?: boolean;
 }
 
 const COLUMNS: readonly Column[] = [
@@ -35,6 +37,45 @@ const COLUMNS: readonly Column[] = [
   { header: 'load CV', cell: (r) => fixed(r.load.cv, 2) },
   { header: 'precision', cell: (r) => (r.precision === undefined ? '—' : percent(r.precision)) },
   { header: 'route µs', cell: (r) => fixed(r.routingMicrosPerRequest, 1) },
+  { header: 'served', cell: (r) => count(r.admission?.served), admissionOnly: true },
+  {
+    header: 'rejected',
+    cell: (r) => {
+      const a = r.admission;
+      return a === undefined
+        ? '—'
+        : count(a.rejected.shed + a.rejected.queue_full + a.rejected.timeout);
+    },
+    admissionOnly: true,
+  },
+  {
+    header: 'wait p99',
+    cell: (r) => ms(r.admission?.queueWaitMs.p99 ?? Number.NaN),
+    admissionOnly: true,
+  },
+  {
+    header: 'TTFT p99 by priority',
+    cell: (r) =>
+      r.admission === undefined
+        ? '—'
+        : r.admission.byPriority.map((p) => `${p.priority}: ${ms(p.ttftMs.p99)}`).join(', '),
+    admissionOnly: true,
+  },
+  {
+    header: 'heaviest tenant',
+    cell: (r) => {
+      const tenants = r.admission?.tenants ?? [];
+      if (tenants.length < 2) return '—';
+      const top = tenants.reduce((a, b) => (b.offeredShare > a.offeredShare ? b : a));
+      return `${percent(top.saturatedShare)} of ${percent(top.offeredShare)}`;
+    },
+    admissionOnly: true,
+  },
+  {
+    header: 'served/capacity',
+    cell: (r, c) => (c.capacity > 0 ? percent(r.throughput.requestsPerSecond / c.capacity) : '—'),
+    admissionOnly: true,
+  },
 ];
 
 /**
@@ -63,7 +104,12 @@ export function formatComparison(comparison: Comparison): string {
   const events = eventsLine(c);
   if (events !== undefined) lines.push(events);
   lines.push('');
-  const columns = COLUMNS.filter((col) => c.oracle !== undefined || col.oracleOnly !== true);
+  const admission = c.runs.some((run) => run.admission !== undefined);
+  const columns = COLUMNS.filter(
+    (col) =>
+      (c.oracle !== undefined || col.oracleOnly !== true) &&
+      (admission || col.admissionOnly !== true),
+  );
   const runs = c.oracle === undefined ? c.runs : [...c.runs, c.oracle];
   const rows = runs.map((run) => columns.map((col) => col.cell(run, c)));
   const widths = columns.map((col, i) =>
@@ -100,6 +146,10 @@ export function eventsLine(c: Comparison): string | undefined {
 
 function percent(value: number): string {
   return Number.isFinite(value) ? `${(value * 100).toFixed(1)} %` : '—';
+}
+
+function count(value: number | undefined): string {
+  return value === undefined ? '—' : thousands(value);
 }
 
 function fixed(value: number, digits: number): string {

@@ -20,7 +20,8 @@ const WHERE = 'workload';
  * `description` strings, `parameters` an object of numbers and strings, and each request
  * `requests[i]` an object with `id === i`, integer `promptLength` and `outputLength` in
  * [1, 1,000,000], a `tokens()` that returns a `Uint32Array` of `promptLength` tokens, and optional
- * `outputTokens` (a `Uint32Array`), `routingKey` (a string), `timestamp` (a finite number ≥ 0)
+ * `outputTokens` (a `Uint32Array`), `routingKey` (a string), `priority` (an integer in
+ * ±1,000,000), `tenant` (a string of at most 256 characters), `timestamp` (a finite number ≥ 0)
  * `after` (the id of an earlier request) and `delayMs` (a finite number ≥ 0, only with `after`).
  *
  * Reads each field once (a getter that throws is reported as that field) and calls each
@@ -99,6 +100,11 @@ function readRequest(value: unknown, i: number): void {
   }
   const key = field(o, 'routingKey', where);
   if (key !== undefined && typeof key !== 'string') fail(`${where}.routingKey`, 'a string', key);
+  const priority = field(o, 'priority', where);
+  if (priority !== undefined) readInteger(`${where}.priority`, priority, 0, -1_000_000, 1_000_000);
+  const tenant = field(o, 'tenant', where);
+  if (tenant !== undefined && (typeof tenant !== 'string' || tenant.length > 256))
+    fail(`${where}.tenant`, 'a string of at most 256 characters', tenant);
   const timestamp = field(o, 'timestamp', where);
   if (
     timestamp !== undefined &&

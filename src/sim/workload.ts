@@ -30,6 +30,19 @@ export interface SimRequest {
   readonly outputTokens?: Uint32Array;
   /** The affinity key a client would send (a group, user or session id). */
   readonly routingKey?: string;
+  /**
+   * The priority a client would send (`SelectRequest.priority`: an integer in ±1,000,000, higher
+   * first; with admission on, negative ones are shed first while saturated).
+   * `SimulationOptions.lowPriorityShare` overrides it for the requests it draws.
+   * @defaultValue 0
+   */
+  readonly priority?: number;
+  /**
+   * The tenant a client would send (`SelectRequest.tenant`, at most 256 characters), which
+   * admission shares room fairly between. `SimulationOptions.tenants` overrides it.
+   * @defaultValue none
+   */
+  readonly tenant?: string;
   /** Arrival time in ms from the start, for trace-driven arrivals. */
   readonly timestamp?: number;
   /**

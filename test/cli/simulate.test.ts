@@ -63,6 +63,55 @@ describe('fleetroute simulate', () => {
     expect(json.workload.requests).toBe(16);
   });
 
+  it('--admission adds the served / rejected columns and JSON figures; its flags need it', async () => {
+    const { code, stdout } = await cli(
+      'simulate',
+      ...SMALL,
+      '--policies',
+      'round_robin',
+      '--no-report',
+      '--quiet',
+      '--load',
+      '3',
+      '--admission',
+      '--admission-max-prefilling',
+      '1',
+      '--low-priority-share',
+      '0.5',
+      '--tenants',
+      '3',
+      '--heavy-tenant-factor',
+      '10',
+      '--json',
+      'out.json',
+    );
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/served +rejected +wait p99/);
+    const json = JSON.parse(await readFile(join(dir, 'out.json'), 'utf8'));
+    const admission = json.runs[0].admission;
+    const rejected =
+      admission.rejected.shed + admission.rejected.queue_full + admission.rejected.timeout;
+    expect(admission.served + rejected).toBe(16);
+    const plain = await cli(
+      'simulate',
+      ...SMALL,
+      '--policies',
+      'round_robin',
+      '--no-report',
+      '--quiet',
+    );
+    expect(plain.stdout).not.toMatch(/served/);
+    for (const args of [
+      ['--admission-max-wait-ms', '100'],
+      ['--admission-max-prefilling', '2'],
+      ['--heavy-tenant-factor', '5'],
+    ]) {
+      const refused = await cli('simulate', ...SMALL, ...args);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/needs --(admission|tenants)/);
+    }
+  });
+
   it('runs each workload, arrival process and the multi-router mode', async () => {
     for (const args of [
       ['--workload', 'chat', '--users', '3', '--rounds', '2'],
