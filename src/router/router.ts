@@ -30,11 +30,13 @@ import { RetryConfigs } from './retry-configs.js';
 import type { AttemptContext } from './retry-decision.js';
 import { type RetryHost, RetryLoop } from './retry-loop.js';
 import { RouterEvents } from './router-events.js';
+import { routerInternals } from './router-internals.js';
 import {
   type ResolvedRouterOptions,
   type RouterOptions,
   resolveRouterOptions,
 } from './router-options.js';
+import { readRequest } from './router-request.js';
 import { RouterCounters, type RouterStats, routerStats } from './router-stats.js';
 
 export type { RouterStats } from './router-stats.js';
@@ -44,20 +46,6 @@ export interface LeasePair {
   readonly prefill: WorkerLease;
   readonly decode: WorkerLease;
 }
-
-/**
- * @internal Privileged access to a router's parts for the simulator, which drives admission on
- * simulated time (its deadlines). Not part of the public API.
- */
-export const routerInternals: {
-  /** The router's admission gate, `undefined` when admission is off. O(1). */
-  admission(router: Router): AdmissionGate | undefined;
-} = {
-  // Filled in by the class's static block, which alone can reach the private field.
-  admission: () => {
-    throw new Error('routerInternals used before the Router class was defined');
-  },
-};
 
 /**
  * The routing front: picks a worker per request with the model's policy, hands out leases, and
@@ -102,7 +90,7 @@ export const routerInternals: {
  */
 export class Router {
   static {
-    routerInternals.admission = (router) => router.#gate;
+    routerInternals.admission = (router) => (router as Router).#gate;
   }
 
   readonly #o: ResolvedRouterOptions;
@@ -604,15 +592,6 @@ export class Router {
     this.#discovery?.consider(worker);
   }
 }
-
-/** `request` as a request object: `undefined` and `null` route like `{}`. */
-function readRequest(request: unknown): SelectRequest {
-  if (request === undefined || request === null) return EMPTY_REQUEST;
-  if (typeof request !== 'object') fail('request', 'an object', request);
-  return request as SelectRequest;
-}
-
-const EMPTY_REQUEST: SelectRequest = Object.freeze({});
 
 /** Swallows the rejection of a wait the caller's abort or `close()` ended: what follows handles it. */
 const ignore = (): void => {};

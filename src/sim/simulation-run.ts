@@ -8,7 +8,8 @@
 import { FleetRouteError, type SaturatedReason } from '../core/errors.js';
 import type { Policy, SelectRequest } from '../policies/policy.js';
 import type { AdmissionGate } from '../router/admission-gate.js';
-import { type Router, routerInternals } from '../router/router.js';
+import type { Router } from '../router/router.js';
+import { routerInternals } from '../router/router-internals.js';
 import type { SharedState } from '../shared/shared-state.js';
 import type { WorkerLease } from '../workers/worker.js';
 import { AdmissionTally } from './admission-tally.js';
