@@ -34,6 +34,7 @@ export type {
   Policy,
   PolicyExplanation,
   PolicyName,
+  PredictedTtft,
   RequestLeg,
   SelectRequest,
   WorkerRestart,

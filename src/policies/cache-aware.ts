@@ -10,15 +10,17 @@ import type { RadixTree } from '../cache/radix-tree.js';
 import { custom, duration, integer, number, oneOf } from '../core/option-table.js';
 import { fail, readNumber } from '../core/options.js';
 import type { LoadReport } from '../workers/load-report.js';
-import type { Worker } from '../workers/worker.js';
+import { type Worker, workerInternals } from '../workers/worker.js';
 import { CandidateScan } from './cache-aware/candidate-scan.js';
 import { EventMode } from './cache-aware/event-mode.js';
 import { ModelCaches, TEXT, TOKENS, treeOf } from './cache-aware/model-caches.js';
 import { IMBALANCED, Reasons } from './cache-aware/reasons.js';
 import { ReportRounds } from './cache-aware/report-rounds.js';
 import { TreeMode } from './cache-aware/tree-mode.js';
+import { CHARS_PER_TOKEN, MEAN_WEIGHT, TtftModel } from './cache-aware/ttft-model.js';
 import { type PrefixSharing, SHARING } from './placement-sharing.js';
 import type { Policy, PolicyExplanation, SelectRequest, WorkerRestart } from './policy.js';
+import { PREFILL_CHARGE, type PrefillCharge } from './prefill-charge.js';
 import { type PrefixHashPolicy, prefixHashPlacement } from './prefix-hash.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isImbalanced } from './support/imbalance.js';
@@ -116,6 +118,25 @@ export interface CacheAwareConfig extends CommonPolicyConfig {
    */
   readonly missPlacement?: 'least_load' | 'ring';
   /**
+   * How a request's worker is chosen. `'ttft'`: by predicted time to first token — per
+   * candidate, the prefill work queued ahead of the request there plus the prompt's tokens it
+   * does not hold, at the worker's prefill speed learned from first tokens — the lowest winning,
+   * near-ties going to the worker holding the most of the prompt, then to the prompt's
+   * rendezvous order; a worker far past the fleet (`balanceAbsThreshold`,
+   * `balanceRelThreshold`) cannot win. `cacheThreshold`, `loadFactor`, `eventLoadFactor` and
+   * `loadSlack` do not apply. `'load'`: the fixed load bounds of earlier versions (the imbalance
+   * escape, then a match followed while its holder stays within `loadFactor` or
+   * `eventLoadFactor`). @defaultValue 'ttft'
+   */
+  readonly decideBy?: 'ttft' | 'load';
+  /**
+   * `decideBy: 'ttft'`: the prefill speed assumed of a worker before its first tokens are seen
+   * (tokens of prompt per second not found in its cache), and what its learned speed is blended
+   * with. A `Router` learns each worker's speed from the first tokens its leases mark
+   * (`WorkerLease.firstToken`); without them every worker keeps this one. @defaultValue 10000
+   */
+  readonly prefillTokensPerSecond?: number;
+  /**
    * Event mode: how long a miss this router placed counts as held by its worker before the
    * engine's events say so (ms; 0: never). Engines report blocks once their prefill is done, so
    * without it a second request for a new prefix, routed while the first is still prefilling,
@@ -181,6 +202,8 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
   maxEventBlocks: integer(4096, 1, 1_048_576),
   missPlacement: oneOf(['least_load', 'ring'] as const, 'ring'),
   pendingTtlMs: duration(10_000, 0),
+  decideBy: oneOf(['ttft', 'load'] as const, 'ttft'),
+  prefillTokensPerSecond: number(10_000, 1, 1e9),
 });
 
 /**
@@ -250,6 +273,19 @@ export class CacheAwarePolicy implements Policy {
   #sharing: PrefixSharing | undefined;
 
   readonly #pageSize: number;
+  /** `decideBy: 'ttft'`: the cost model; `undefined` for `'load'`. */
+  readonly #ttft: TtftModel | undefined;
+  /** What the last pick is charged (`PREFILL_CHARGE`); `ahead` NaN: read it from the worker. */
+  readonly #charge:
+    | {
+        worker: Worker;
+        tokens: number;
+        ahead: number;
+        clock: () => number;
+        priorPerMs: number;
+      }
+    | undefined;
+  #charged = false;
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: CacheAwareConfig = {}) {
@@ -260,17 +296,42 @@ export class CacheAwarePolicy implements Policy {
     const ceiling = o.kvUsageCeiling ?? Number.NaN;
     this.#loads = new LoadTable(clock, o.staleAfterMs);
     this.#placement = o.missPlacement === 'ring' ? prefixHashPlacement() : undefined;
-    this.#scan = new CandidateScan(spread, ceiling, this.#loads, this.#placement);
+    const priorPerMs = o.decideBy === 'ttft' ? o.prefillTokensPerSecond / 1000 : 0;
+    this.#scan = new CandidateScan(spread, ceiling, this.#loads, this.#placement, priorPerMs);
     this.#clock = clock;
     this.#caches = new ModelCaches(o.maxTreeSize, o.maxTotalSize, o.pageSize);
     this.#pageSize = o.pageSize;
-    this.#eventMode = new EventMode(this.#caches, this.#scan, this.#reasons, o, clock);
-    this.#treeMode = new TreeMode(this.#caches, this.#scan, this.#reasons, o, () => this.evict());
+    const ttft =
+      priorPerMs > 0
+        ? new TtftModel(this.#scan, this.#loads, priorPerMs, this.#absThreshold, this.#relThreshold)
+        : undefined;
+    this.#ttft = ttft;
+    this.#charge =
+      ttft === undefined
+        ? undefined
+        : { worker: undefined as unknown as Worker, tokens: 0, ahead: 0, clock, priorPerMs };
+    this.#eventMode = new EventMode(this.#caches, this.#scan, this.#reasons, o, clock, ttft);
+    this.#treeMode = new TreeMode(
+      this.#caches,
+      this.#scan,
+      this.#reasons,
+      o,
+      () => this.evict(),
+      ttft,
+    );
   }
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
+    this.#charged = false;
     if (!isWorkerList(workers) || workers.length === 0 || this.#closed) return undefined;
+    const picked = this.#select(workers, request);
+    if (picked !== undefined && this.#ttft !== undefined) this.#recordCharge(picked, request);
+    return picked;
+  }
+
+  #select(workers: readonly Worker[], request: SelectRequest | undefined): Worker | undefined {
     const scan = this.#scan;
+    this.#ttft?.clear();
     scan.begin(workers.length);
     this.#reasons.begin();
     const req = typeof request === 'object' && request !== null ? request : undefined;
@@ -289,11 +350,16 @@ export class CacheAwarePolicy implements Policy {
     // KV-usage trigger needs the reports); otherwise from the pass over the candidates.
     const bounds = this.#bounds;
     let imbalanced: boolean;
+    const byTtft = this.#ttft !== undefined;
     if (!scan.kvTriggers && scan.viewOf(workers).loadBounds(bounds) && bounds[2]! > 0) {
-      imbalanced = isImbalanced(bounds[0]!, bounds[1]!, this.#absThreshold, this.#relThreshold);
+      // Cost mode: no fleet-wide escape; the lowest in flight is the hard guard's reference.
+      imbalanced =
+        !byTtft && isImbalanced(bounds[0]!, bounds[1]!, this.#absThreshold, this.#relThreshold);
+      this.#setMinLoad(bounds[0]!);
     } else {
       if (!scan.pass(workers)) return undefined;
-      imbalanced = scan.imbalanced(this.#absThreshold, this.#relThreshold);
+      imbalanced = byTtft ? scan.kvFired : scan.imbalanced(this.#absThreshold, this.#relThreshold);
+      this.#setMinLoad(scan.minLoad);
     }
     const trees = this.#treeMode;
     if (imbalanced) return trees.leastLoaded(workers, IMBALANCED, model, cache, kind, key, req);
@@ -302,6 +368,32 @@ export class CacheAwarePolicy implements Policy {
     if (events !== undefined && !events.empty && tokens !== undefined)
       return this.#eventMode.select(workers, events, tokens, req);
     return trees.select(workers, model, cache, kind, key, req);
+  }
+
+  #setMinLoad(min: number): void {
+    this.#treeMode.setMinLoad(min);
+    this.#eventMode.minLoad = min;
+  }
+
+  /**
+   * Cost mode: what the lease on `worker` is charged — the cost model's figures when it chose,
+   * else the whole prompt, with the work ahead read from the worker when the charge is read.
+   */
+  #recordCharge(worker: Worker, request: SelectRequest | undefined): void {
+    const charge = this.#charge!;
+    const model = this.#ttft!;
+    const scored = model.scoredNow && model.winner.url === worker.url;
+    charge.worker = worker;
+    if (scored) {
+      charge.tokens = model.chargedTokens;
+      charge.ahead = model.chargedAhead;
+    } else {
+      charge.tokens = promptTokensOf(request);
+      charge.ahead = Number.NaN;
+    }
+    const scan = this.#scan;
+    scan.meanCharge += (charge.tokens - scan.meanCharge) * MEAN_WEIGHT;
+    this.#charged = true;
   }
 
   /**
@@ -350,7 +442,8 @@ export class CacheAwarePolicy implements Policy {
    * O(1).
    */
   explain(): PolicyExplanation | undefined {
-    return this.#reasons.explain();
+    const model = this.#ttft;
+    return this.#reasons.explain(model?.scoredNow === true ? model.predicted : undefined);
   }
 
   /**
@@ -460,6 +553,21 @@ export class CacheAwarePolicy implements Policy {
     return this.#sharing;
   }
 
+  /**
+   * @internal What the last `select` predicts for its pick (`decideBy: 'ttft'`): the uncached
+   * tokens and work ahead its lease is charged. `undefined` in `'load'` mode or when the last
+   * `select` picked nothing. The object is reused.
+   */
+  [PREFILL_CHARGE](): PrefillCharge | undefined {
+    const charge = this.#charge;
+    if (!this.#charged || charge === undefined) return undefined;
+    if (Number.isNaN(charge.ahead)) {
+      const rt = workerInternals.runtimeOf(charge.worker);
+      charge.ahead = rt.prefillTokens + rt.remotePrefilling * this.#scan.meanCharge;
+    }
+    return charge;
+  }
+
   static {
     cachesOf = (policy) => policy.#caches;
   }
@@ -478,6 +586,14 @@ export class CacheAwarePolicy implements Policy {
     treeOf(cache, kind)?.match(prefix);
     this.#treeMode.insert(workers, model, cache, kind, prefix, url);
   }
+}
+
+/** The prompt's length in tokens: its token ids, else its text at {@link CHARS_PER_TOKEN}. */
+function promptTokensOf(request: SelectRequest | undefined): number {
+  const tokens = readTokens(request?.tokens);
+  if (tokens !== undefined) return tokens.length;
+  const text = request?.text;
+  return typeof text === 'string' ? Math.round(text.length / CHARS_PER_TOKEN) : 0;
 }
 
 function readTokens(tokens: unknown): ArrayLike<number> | undefined {

@@ -12,12 +12,12 @@ import type { BlockKeyCursor } from '../../cache/block-hashes.js';
 import type { KvBlockIndex } from '../../cache/kv-event-store.js';
 import { IdentityMemo } from '../../core/identity-memo.js';
 import { type CandidateView, viewOf } from '../../workers/candidate-view.js';
-import { type RoutingState, Worker, workerInternals } from '../../workers/worker.js';
+import { Worker, workerInternals } from '../../workers/worker.js';
+import type { WorkerRuntime } from '../../workers/worker-runtime.js';
 import type { SelectRequest } from '../policy.js';
 import { type PrefixHashPolicy, prefixHashPlace } from '../prefix-hash.js';
 import { isImbalanced } from '../support/imbalance.js';
 import type { LoadTable, StoredLoad } from '../support/load-table.js';
-import { readState } from '../support/sampling.js';
 
 /** @internal */
 export class CandidateScan {
@@ -36,6 +36,10 @@ export class CandidateScan {
   #load = new Float64Array(64);
   #processed = new Float64Array(64);
   #active = new Int32Array(64);
+  /** Cost mode: prefill work queued on candidate i (tokens), and its prefill speed (tokens/ms). */
+  #queued = new Float64Array(64);
+  #speed = new Float64Array(64);
+
   /** `#readAt[i] === #epoch`: candidate i was read in this selection. */
   #readAt = new Uint32Array(64);
   #epoch = 0;
@@ -45,7 +49,15 @@ export class CandidateScan {
   #maxLoad = 0;
   #kvFired = false;
   readonly #views = new IdentityMemo<readonly Worker[], CandidateView>();
-  readonly #state: RoutingState = { healthy: false, canExecute: false, load: 0, processed: 0 };
+  /**
+   * Cost mode (`decideBy: 'ttft'`): each read also takes the worker's queued prefill work and
+   * speed. The prior speed (tokens per ms); 0 when off.
+   */
+  readonly #priorPerMs: number;
+  /** Tokens per request awaiting a first token, on average: what other routers' count weighs. */
+  meanCharge = 0;
+  /** The fastest prefill speed read so far (tokens per ms): a bound on any worker not read. */
+  fastest = 0;
 
   /**
    * @param spread - `kvUsageSpreadThreshold`, NaN when off.
@@ -57,7 +69,10 @@ export class CandidateScan {
     ceiling: number,
     loads: LoadTable,
     placement: PrefixHashPolicy | undefined,
+    priorPerMs = 0,
   ) {
+    this.#priorPerMs = priorPerMs;
+    this.fastest = priorPerMs;
     this.#spread = spread;
     this.#ceiling = ceiling;
     this.kvTriggers = !Number.isNaN(spread) || !Number.isNaN(ceiling);
@@ -163,6 +178,7 @@ export class CandidateScan {
         p = rt.processed;
         load[i] = l;
         processed[i] = p;
+        if (this.#priorPerMs > 0) this.#readCost(rt, i);
       }
       if (best < 0) {
         best = i;
@@ -285,15 +301,112 @@ export class CandidateScan {
   #read(workers: readonly Worker[], i: number): boolean {
     if (this.#readAt[i] === this.#epoch) return this.#available[i] === 1;
     this.#readAt[i] = this.#epoch;
-    const state = this.#state;
-    if (!readState(workers[i], state)) {
+    const worker = workers[i];
+    if (!(worker instanceof Worker)) {
+      this.#available[i] = 0;
+      return false;
+    }
+    const rt = workerInternals.runtimeOf(worker);
+    if (!rt.routable || !rt.canExecute()) {
       this.#available[i] = 0;
       return false;
     }
     this.#available[i] = 1;
-    this.#load[i] = state.load;
-    this.#processed[i] = state.processed;
+    this.#load[i] = rt.load;
+    this.#processed[i] = rt.processed;
+    if (this.#priorPerMs > 0) this.#readCost(rt, i);
     return true;
+  }
+
+  /** Cost mode: candidate i's queued prefill work and speed, from its runtime. */
+  #readCost(rt: WorkerRuntime, i: number): void {
+    this.#queued[i] = rt.prefillTokens + rt.remotePrefilling * this.meanCharge;
+    const speed = rt.prefillSpeed(this.#priorPerMs);
+    this.#speed[i] = speed;
+    if (speed > this.fastest) this.fastest = speed;
+  }
+
+  /** Whether candidate i is available, reading it on first use in this selection. */
+  read(workers: readonly Worker[], i: number): boolean {
+    return this.#read(workers, i);
+  }
+
+  /** Cost mode: the prefill work queued on candidate i (tokens), as read. */
+  queuedOf(i: number): number {
+    return this.#queued[i]!;
+  }
+
+  /** Cost mode: candidate i's prefill speed (tokens per ms), as read. */
+  speedOf(i: number): number {
+    return this.#speed[i]!;
+  }
+
+  /** After the pass: whether a KV-usage trigger fired. */
+  get kvFired(): boolean {
+    return this.#kvFired;
+  }
+
+  /** After the pass: the lowest in-flight count of the available candidates. */
+  get minLoad(): number {
+    return this.#minLoad;
+  }
+
+  /** Whether candidate i was read in this selection and found available. */
+  isReadAvailable(i: number): boolean {
+    return this.#readAt[i] === this.#epoch && this.#available[i] === 1;
+  }
+
+  /**
+   * Event mode, cost mode: every available candidate holding the request's first block, with how
+   * many consecutive blocks of `keys` it holds (hashed until no candidate holds the next one, or
+   * the keys end). Fills `out` (candidate indexes) and `depths`, at most `max` of them, deepest
+   * not guaranteed first; returns how many, -1 when no candidate holds the first block, -2 when
+   * only unavailable ones do (they were read).
+   */
+  holderDepths(
+    workers: readonly Worker[],
+    keys: BlockKeyCursor,
+    events: KvBlockIndex,
+    out: Int32Array,
+    depths: Float64Array,
+    max: number,
+  ): number {
+    const key0 = keys.next();
+    if (key0 < 0) return -1;
+    const first = events.holders(key0);
+    if (first === undefined) return -1;
+    const view = this.viewOf(workers);
+    const active = this.#active;
+    let count = 0;
+    let read = false;
+    for (const url of first) {
+      const i = view.indexOf(url);
+      if (i < 0) continue;
+      read = true;
+      if (this.#read(workers, i)) {
+        active[count++] = i;
+        if (count >= max) break;
+      }
+    }
+    if (count === 0) return read ? -2 : -1;
+    let found = 0;
+    let depth = 1;
+    while (count > 0) {
+      const key = keys.next();
+      const holders = key < 0 ? undefined : events.holders(key);
+      let kept = 0;
+      for (let j = 0; j < count; j++) {
+        const i = active[j]!;
+        if (holders?.has(workers[i]!.url)) active[kept++] = i;
+        else {
+          out[found] = i;
+          depths[found++] = depth;
+        }
+      }
+      count = kept;
+      depth++;
+    }
+    return found;
   }
 
   /** The candidate view of `workers` (URL → position, in-flight figures), kept per list. */
@@ -308,6 +421,9 @@ export class CandidateScan {
     this.#load = new Float64Array(size);
     this.#processed = new Float64Array(size);
     this.#active = new Int32Array(size);
+    this.#queued = new Float64Array(size);
+    this.#speed = new Float64Array(size);
+
     this.#readAt = new Uint32Array(size);
     this.#epoch = 0;
   }

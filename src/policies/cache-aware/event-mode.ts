@@ -21,6 +21,7 @@ import type { SelectRequest } from '../policy.js';
 import type { CandidateScan } from './candidate-scan.js';
 import type { ModelCaches } from './model-caches.js';
 import { HIT, MISS, OVERLAP, OVERLOADED, type Reasons } from './reasons.js';
+import { MAX_CREDITED, type TtftModel } from './ttft-model.js';
 
 /** @internal Most event-mode placements remembered while their events are due (the oldest go first). */
 export const MAX_PENDING = 65_536;
@@ -57,6 +58,14 @@ export class EventMode {
   readonly #clock: () => number;
   /** The key of a placed miss's first blocks → its worker and when (oldest first). */
   readonly #pending = new Map<number, Placed>();
+  /** `decideBy: 'ttft'`: the cost model; `undefined` for `'load'`. */
+  readonly #ttft: TtftModel | undefined;
+  readonly #pageSize: number;
+  /** Cost mode: the holders of a selection and how many blocks each holds. */
+  readonly #holders = new Int32Array(MAX_CREDITED);
+  readonly #depths = new Float64Array(MAX_CREDITED);
+  /** Cost mode: the fleet's lowest in-flight count, for the hard guard (set per selection). */
+  minLoad = 0;
 
   constructor(
     caches: ModelCaches,
@@ -64,7 +73,10 @@ export class EventMode {
     reasons: Reasons,
     settings: EventModeSettings,
     clock: () => number,
+    ttft?: TtftModel,
   ) {
+    this.#ttft = ttft;
+    this.#pageSize = settings.pageSize;
     this.#caches = caches;
     this.#scan = scan;
     this.#reasons = reasons;
@@ -123,6 +135,24 @@ export class EventMode {
   ): Worker | undefined {
     const scan = this.#scan;
     this.#blockKeys.reset(tokens, this.#maxEventBlocks);
+    const model = this.#ttft;
+    if (model !== undefined) {
+      const found = scan.holderDepths(
+        workers,
+        this.#blockKeys,
+        events,
+        this.#holders,
+        this.#depths,
+        MAX_CREDITED,
+      );
+      if (found < 0) return this.#miss(workers, request, found === -2);
+      model.begin(workers.length, tokens, tokens.length, 1, this.minLoad);
+      for (let j = 0; j < found; j++)
+        model.add(this.#holders[j]!, this.#depths[j]! * this.#pageSize);
+      const index = model.choose(workers);
+      if (index < 0) return undefined;
+      return this.#reasons.chose(workers, index, model.winnerUnits > 0 ? OVERLAP : OVERLOADED);
+    }
     const best = scan.bestHolders(workers, this.#blockKeys, events);
     if (best >= 0) {
       if (!scan.overBound(workers, scan.loadOf(best), this.#loadFactor, this.#loadSlack))
