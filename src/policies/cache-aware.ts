@@ -21,7 +21,7 @@ import { CHARS_PER_TOKEN, MEAN_WEIGHT, TtftModel } from './cache-aware/ttft-mode
 import { type PrefixSharing, SHARING } from './placement-sharing.js';
 import type { Policy, PolicyExplanation, SelectRequest, WorkerRestart } from './policy.js';
 import { PREFILL_CHARGE, type PrefillCharge } from './prefill-charge.js';
-import { type PrefixHashPolicy, prefixHashPlacement } from './prefix-hash.js';
+import { type PrefixHashPolicy, prefixHashOwner, prefixHashPlacement } from './prefix-hash.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isImbalanced } from './support/imbalance.js';
 import { LoadTable } from './support/load-table.js';
@@ -303,7 +303,16 @@ export class CacheAwarePolicy implements Policy {
     this.#pageSize = o.pageSize;
     const ttft =
       priorPerMs > 0
-        ? new TtftModel(this.#scan, this.#loads, priorPerMs, this.#absThreshold, this.#relThreshold)
+        ? new TtftModel(
+            this.#scan,
+            this.#loads,
+            priorPerMs,
+            this.#absThreshold,
+            this.#relThreshold,
+            this.#placement === undefined
+              ? undefined
+              : (list, req) => prefixHashOwner(this.#placement!, list, req),
+          )
         : undefined;
     this.#ttft = ttft;
     this.#charge =

@@ -145,8 +145,8 @@ export class EventMode {
         this.#depths,
         MAX_CREDITED,
       );
-      if (found < 0) return this.#miss(workers, request, found === -2);
-      model.begin(workers.length, tokens, tokens.length, 1, this.minLoad);
+      if (found < 0) return this.#miss(workers, request, found === -2, tokens);
+      model.begin(workers.length, tokens, tokens.length, 1, this.minLoad, request);
       for (let j = 0; j < found; j++)
         model.add(this.#holders[j]!, this.#depths[j]! * this.#pageSize);
       const index = model.choose(workers);
@@ -162,7 +162,27 @@ export class EventMode {
         ? this.#reasons.chose(workers, scan.leastLoaded, OVERLOADED)
         : undefined;
     }
-    return this.#miss(workers, request, best === -2);
+    return this.#miss(workers, request, best === -2, tokens);
+  }
+
+  /**
+   * Where a miss goes: with the cost model, the candidate with the lowest predicted time to first
+   * token for the whole prompt (one pass); else the miss placement, or the pass's least-loaded
+   * worker when holders were read.
+   */
+  #missIndex(
+    workers: readonly Worker[],
+    req: SelectRequest | undefined,
+    read: boolean,
+    tokens: ArrayLike<number>,
+  ): number {
+    const scan = this.#scan;
+    const model = this.#ttft;
+    if (model !== undefined) {
+      model.begin(workers.length, tokens, tokens.length, 1, this.minLoad, req);
+      return model.choose(workers);
+    }
+    return read ? (scan.pass(workers) ? scan.leastLoaded : -1) : scan.missIndex(workers, req);
   }
 
   /**
@@ -186,6 +206,7 @@ export class EventMode {
     workers: readonly Worker[],
     req: SelectRequest | undefined,
     read: boolean,
+    tokens: ArrayLike<number>,
   ): Worker | undefined {
     const scan = this.#scan;
     const key = this.#pendingTtlMs > 0 ? this.#blockKeys.prefixKey() : -1;
@@ -197,7 +218,7 @@ export class EventMode {
         if (i >= 0) return this.#reasons.chose(workers, i, HIT);
       }
     }
-    const miss = read ? (scan.pass(workers) ? scan.leastLoaded : -1) : scan.missIndex(workers, req);
+    const miss = this.#missIndex(workers, req, read, tokens);
     if (miss < 0) return undefined;
     if (key >= 0) {
       const pending = this.#pending;

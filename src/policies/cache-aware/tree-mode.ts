@@ -155,25 +155,23 @@ export class TreeMode {
     const scan = this.#scan;
     const choice = this.#choice;
     this.#view = scan.viewOf(workers);
-    model.begin(
-      workers.length,
-      key,
-      match.length,
-      kind === TEXT ? CHARS_PER_TOKEN : 1,
-      this.#minLoad,
-    );
+    const units = kind === TEXT ? CHARS_PER_TOKEN : 1;
+    model.begin(workers.length, key, match.length, units, this.#minLoad, request);
+    // No holder at all: a miss, scored over every candidate. Holders none of which is a
+    // candidate or available: a stale match, the same.
     const visited = tree.pathHolders(match, MAX_CREDITED, this.#credit);
     this.#view = undefined;
-    // No holder at all: a miss. Holders none of which is a candidate: every candidate is scored.
-    if (visited === 0) {
-      choice.index = scan.missIndex(workers, request);
-      choice.reason = MISS;
-      return choice.index < 0 ? undefined : choice;
-    }
     const index = model.choose(workers);
     if (index < 0) return undefined;
     choice.index = index;
-    choice.reason = model.winnerUnits > 0 ? HIT : model.anyCreditedAvailable ? OVERLOADED : STALE;
+    choice.reason =
+      visited === 0
+        ? MISS
+        : model.winnerUnits > 0
+          ? HIT
+          : model.anyCreditedAvailable
+            ? OVERLOADED
+            : STALE;
     return choice;
   }
 

@@ -9,8 +9,10 @@
  * (the prompt less what the tree or the engine's events credit it with), and S_i the worker's
  * prefill speed learned from first tokens. The lowest wins; near-ties (within
  * `max(TIE_MS, TIE_SHARE × best)`) go to the candidate holding the most of the prompt, then to
- * the first in the prompt's rendezvous order (a hash of the prompt's last units and the worker's
- * URL), so routers that see the same state agree, and different prompts spread.
+ * the prompt's owner on the hash ring when it is among them (`missPlacement: 'ring'`), else the
+ * first in the prompt's rendezvous order (a hash of the prompt's last units and the worker's
+ * URL), so routers that see the same state agree, and different prompts spread. A prompt no
+ * candidate holds any of is scored the same way, over every candidate.
  *
  * A candidate past the hard guard (in flight more than `balanceAbsThreshold` above the fleet's
  * lowest and more than `balanceRelThreshold` times it) cannot win.
@@ -20,6 +22,7 @@
  */
 
 import type { Worker } from '../../workers/worker.js';
+import type { SelectRequest } from '../policy.js';
 import type { LoadTable, StoredLoad } from '../support/load-table.js';
 import type { CandidateScan } from './candidate-scan.js';
 
@@ -35,6 +38,12 @@ export const REPORT_FRESH_MS = 1_000;
 export const CHARS_PER_TOKEN = 4;
 /** @internal Weight of the newest charge in the mean charge per request. */
 export const MEAN_WEIGHT = 1 / 64;
+
+/** @internal The owner of a request's key on the ring over `workers`, if any. */
+export type OwnerOf = (
+  workers: readonly Worker[],
+  request: SelectRequest | undefined,
+) => Worker | undefined;
 
 /** @internal One candidate's predicted figures (`explain()`); reused. */
 export interface PredictedFigures {
@@ -87,7 +96,19 @@ export class TtftModel {
   chargedTokens = 0;
   chargedAhead = 0;
 
-  constructor(scan: CandidateScan, loads: LoadTable, priorPerMs: number, abs: number, rel: number) {
+  /** The owner of a request's key on the ring (`missPlacement: 'ring'`), read on near-ties. */
+  readonly #ownerOf: OwnerOf | undefined;
+  #request: SelectRequest | undefined;
+
+  constructor(
+    scan: CandidateScan,
+    loads: LoadTable,
+    priorPerMs: number,
+    abs: number,
+    rel: number,
+    ownerOf?: OwnerOf,
+  ) {
+    this.#ownerOf = ownerOf;
     this.#scan = scan;
     this.#loads = loads;
     this.#priorPerMs = priorPerMs;
@@ -111,7 +132,9 @@ export class TtftModel {
     units: number,
     unitsPerToken: number,
     minLoad: number,
+    request: SelectRequest | undefined,
   ): void {
+    this.#request = request;
     this.#count = 0;
     this.#scoredCount = 0;
     this.#promptUnits = units;
@@ -243,23 +266,48 @@ export class TtftModel {
     }
     if (best === Number.POSITIVE_INFINITY) return -1;
     const within = best + Math.max(TIE_MS, TIE_SHARE * best);
+    // Near-ties: the most held, then the fewest in flight (decode work the model does not
+    // price), then the prompt's owner on the ring, then its rendezvous order.
+    const scan = this.#scan;
     let win = -1;
-    let winRank = 0;
+    let winRank = -1;
+    let tied = false;
     for (let j = 0; j < n; j++) {
       const i = this.#scored[j]!;
       if (!(ttft[i]! <= within)) continue;
-      if (win < 0 || this.#matchedOf[i]! > this.#matchedOf[win]!) {
+      if (win < 0) {
         win = i;
-        winRank = -1;
         continue;
       }
-      if (this.#matchedOf[i] !== this.#matchedOf[win]) continue;
+      const held = this.#matchedOf[i]! - this.#matchedOf[win]!;
+      const lighter = scan.loadOf(win) - scan.loadOf(i);
+      if (held > 0 || (held === 0 && lighter > 0)) {
+        win = i;
+        winRank = -1;
+        tied = false;
+        continue;
+      }
+      if (held < 0 || lighter < 0) continue;
+      tied = true;
       if (winRank < 0) winRank = rank(this.#promptHash, workers[win]!.url);
       const r = rank(this.#promptHash, workers[i]!.url);
       if (r > winRank || (r === winRank && i < win)) {
         win = i;
         winRank = r;
       }
+    }
+    // Equal on both: the prompt's owner on the ring when it is one of them.
+    if (tied && this.#ownerOf !== undefined) {
+      const owner = this.#ownerOf(workers, this.#request);
+      const o = owner === undefined ? -1 : scan.viewOf(workers).indexOf(owner.url);
+      if (
+        o >= 0 &&
+        this.#isScored(o) &&
+        ttft[o]! <= within &&
+        this.#matchedOf[o] === this.#matchedOf[win] &&
+        scan.loadOf(o) === scan.loadOf(win)
+      )
+        win = o;
     }
     let second = -1;
     for (let j = 0; j < n; j++) {
