@@ -36,7 +36,7 @@ const WORKLOADS: Record<string, readonly string[]> = {
   ],
 };
 /** `cache_aware`, round robin, and the policies that are best on p99 somewhere. */
-const POLICIES = 'cache_aware,round_robin,consistent_hashing,prefix_hash,least_load,power_of_two';
+const POLICIES = 'cache_aware,round_robin,consistent_hashing,prefix_hash,manual,power_of_two';
 
 function arg(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);

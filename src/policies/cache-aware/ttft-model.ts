@@ -9,10 +9,12 @@
  * (the prompt less what the tree or the engine's events credit it with), and S_i the worker's
  * prefill speed learned from first tokens. The lowest wins; near-ties (within
  * `max(TIE_MS, TIE_SHARE × best)`) go to the candidate holding the most of the prompt, then to
- * the prompt's owner on the hash ring when it is among them (`missPlacement: 'ring'`), else the
- * first in the prompt's rendezvous order (a hash of the prompt's last units and the worker's
+ * the one with the fewest requests in flight (decode work the model does not price), then to
+ * the first in the prompt's rendezvous order (a hash of the prompt's last units and the worker's
  * URL), so routers that see the same state agree, and different prompts spread. A prompt no
- * candidate holds any of is scored the same way, over every candidate.
+ * candidate holds any of (a miss) is scored the same way, over every candidate, and its ties go
+ * first to the prompt's owner on the hash ring (`missPlacement: 'ring'`), where every router
+ * sends a new prefix.
  *
  * A candidate past the hard guard (in flight more than `balanceAbsThreshold` above the fleet's
  * lowest and more than `balanceRelThreshold` times it) cannot win.
@@ -29,7 +31,7 @@ import type { CandidateScan } from './candidate-scan.js';
 /** @internal Near-ties: within this many ms of the best… */
 export const TIE_MS = 5;
 /** @internal …or within this share of it, whichever is more. */
-export const TIE_SHARE = 0.05;
+export const TIE_SHARE = 0.1;
 /** @internal Most candidates credited with part of a prompt (the deepest holders first). */
 export const MAX_CREDITED = 32;
 /** @internal A load report counts for the queue only when younger than this (ms). */
@@ -296,8 +298,10 @@ export class TtftModel {
         winRank = r;
       }
     }
-    // Equal on both: the prompt's owner on the ring when it is one of them.
-    if (tied && this.#ownerOf !== undefined) {
+    // A miss (no candidate holds any of the prompt) equal on both: the prompt's owner on the ring
+    // when it is one of them — the same worker in every router for a new prefix (equal holders
+    // keep the rendezvous order: the owner's key costs the prompt's hashing again).
+    if (tied && this.#count === 0 && this.#ownerOf !== undefined) {
       const owner = this.#ownerOf(workers, this.#request);
       const o = owner === undefined ? -1 : scan.viewOf(workers).indexOf(owner.url);
       if (
