@@ -19,6 +19,13 @@ import { type PrefixHashPolicy, prefixHashPlace } from '../prefix-hash.js';
 import { isImbalanced } from '../support/imbalance.js';
 import type { LoadTable, StoredLoad } from '../support/load-table.js';
 
+/**
+ * Event mode, cost mode: the longest stride between two probes of a prompt's blocks. A holder is
+ * assumed to hold every block before one it holds (an engine's prefix cache evicts a block's
+ * descendants before it); a gap inside a stride goes unseen.
+ */
+const MAX_STRIDE = 16;
+
 /** @internal */
 export class CandidateScan {
   /** Whether either KV-usage trigger is configured. */
@@ -389,24 +396,61 @@ export class CandidateScan {
       }
     }
     if (count === 0) return read ? -2 : -1;
+    // Every active candidate holds block `lo`. Probe ahead by a growing stride (at most
+    // MAX_STRIDE blocks, so the hashing overshoots the deepest holder by little); a candidate that
+    // does not hold the probed block is placed by a binary search over the blocks in between.
+    this.#keyCount = 1;
+    this.#keys[0] = key0;
     let found = 0;
-    let depth = 1;
+    let lo = 0;
+    let stride = 1;
     while (count > 0) {
-      const key = keys.next();
-      const holders = key < 0 ? undefined : events.holders(key);
+      const probe = this.#keyAt(keys, lo + stride);
+      const holders = probe < 0 ? undefined : events.holders(probe);
+      const at = probe < 0 ? this.#keyCount : lo + stride;
       let kept = 0;
       for (let j = 0; j < count; j++) {
         const i = active[j]!;
-        if (holders?.has(workers[i]!.url)) active[kept++] = i;
-        else {
-          out[found] = i;
-          depths[found++] = depth;
+        const url = workers[i]!.url;
+        if (holders?.has(url)) {
+          active[kept++] = i;
+          continue;
         }
+        // Holds `lo`, not `at`: the first block it lacks is in (lo, at].
+        let a = lo;
+        let b = at;
+        while (b - a > 1) {
+          const mid = (a + b) >>> 1;
+          if (events.holders(this.#keys[mid]!)?.has(url)) a = mid;
+          else b = mid;
+        }
+        out[found] = i;
+        depths[found++] = b;
       }
       count = kept;
-      depth++;
+      lo = at;
+      if (stride < MAX_STRIDE) stride *= 2;
     }
     return found;
+  }
+
+  /** Blocks hashed so far in this selection's scan, in `#keys`. */
+  #keyCount = 0;
+  #keys = new Float64Array(256);
+
+  /** The key of block `b` (hashing the blocks up to it), or -1 past the last. */
+  #keyAt(cursor: BlockKeyCursor, b: number): number {
+    while (this.#keyCount <= b) {
+      const key = cursor.next();
+      if (key < 0) return -1;
+      if (this.#keyCount === this.#keys.length) {
+        const grown = new Float64Array(this.#keys.length * 2);
+        grown.set(this.#keys);
+        this.#keys = grown;
+      }
+      this.#keys[this.#keyCount++] = key;
+    }
+    return this.#keys[b]!;
   }
 
   /** The candidate view of `workers` (URL → position, in-flight figures), kept per list. */
