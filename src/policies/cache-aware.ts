@@ -10,14 +10,15 @@ import type { RadixTree } from '../cache/radix-tree.js';
 import { custom, duration, integer, number, oneOf } from '../core/option-table.js';
 import { fail, readNumber } from '../core/options.js';
 import type { LoadReport } from '../workers/load-report.js';
-import { type Worker, workerInternals } from '../workers/worker.js';
+import type { Worker } from '../workers/worker.js';
 import { CandidateScan } from './cache-aware/candidate-scan.js';
+import { Charges } from './cache-aware/charges.js';
 import { EventMode } from './cache-aware/event-mode.js';
 import { ModelCaches, TEXT, TOKENS, treeOf } from './cache-aware/model-caches.js';
 import { IMBALANCED, Reasons } from './cache-aware/reasons.js';
 import { ReportRounds } from './cache-aware/report-rounds.js';
 import { TreeMode } from './cache-aware/tree-mode.js';
-import { CHARS_PER_TOKEN, MEAN_WEIGHT, TtftModel } from './cache-aware/ttft-model.js';
+import { TtftModel } from './cache-aware/ttft-model.js';
 import { type PrefixSharing, SHARING } from './placement-sharing.js';
 import type { Policy, PolicyExplanation, SelectRequest, WorkerRestart } from './policy.js';
 import { PREFILL_CHARGE, type PrefillCharge } from './prefill-charge.js';
@@ -275,17 +276,8 @@ export class CacheAwarePolicy implements Policy {
   readonly #pageSize: number;
   /** `decideBy: 'ttft'`: the cost model; `undefined` for `'load'`. */
   readonly #ttft: TtftModel | undefined;
-  /** What the last pick is charged (`PREFILL_CHARGE`); `ahead` NaN: read it from the worker. */
-  readonly #charge:
-    | {
-        worker: Worker;
-        tokens: number;
-        ahead: number;
-        clock: () => number;
-        priorPerMs: number;
-      }
-    | undefined;
-  #charged = false;
+  /** `decideBy: 'ttft'`: what the last pick's lease is charged. */
+  readonly #charges: Charges | undefined;
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: CacheAwareConfig = {}) {
@@ -315,10 +307,7 @@ export class CacheAwarePolicy implements Policy {
           )
         : undefined;
     this.#ttft = ttft;
-    this.#charge =
-      ttft === undefined
-        ? undefined
-        : { worker: undefined as unknown as Worker, tokens: 0, ahead: 0, clock, priorPerMs };
+    this.#charges = ttft === undefined ? undefined : new Charges(ttft, this.#scan, clock);
     this.#eventMode = new EventMode(this.#caches, this.#scan, this.#reasons, o, clock, ttft);
     this.#treeMode = new TreeMode(
       this.#caches,
@@ -331,10 +320,11 @@ export class CacheAwarePolicy implements Policy {
   }
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
-    this.#charged = false;
+    const charges = this.#charges;
+    charges?.clear();
     if (!isWorkerList(workers) || workers.length === 0 || this.#closed) return undefined;
     const picked = this.#select(workers, request);
-    if (picked !== undefined && this.#ttft !== undefined) this.#recordCharge(picked, request);
+    if (picked !== undefined) charges?.record(picked, request);
     return picked;
   }
 
@@ -382,27 +372,6 @@ export class CacheAwarePolicy implements Policy {
   #setMinLoad(min: number): void {
     this.#treeMode.setMinLoad(min);
     this.#eventMode.minLoad = min;
-  }
-
-  /**
-   * Cost mode: what the lease on `worker` is charged — the cost model's figures when it chose,
-   * else the whole prompt, with the work ahead read from the worker when the charge is read.
-   */
-  #recordCharge(worker: Worker, request: SelectRequest | undefined): void {
-    const charge = this.#charge!;
-    const model = this.#ttft!;
-    const scored = model.scoredNow && model.winner.url === worker.url;
-    charge.worker = worker;
-    if (scored) {
-      charge.tokens = model.chargedTokens;
-      charge.ahead = model.chargedAhead;
-    } else {
-      charge.tokens = promptTokensOf(request);
-      charge.ahead = Number.NaN;
-    }
-    const scan = this.#scan;
-    scan.meanCharge += (charge.tokens - scan.meanCharge) * MEAN_WEIGHT;
-    this.#charged = true;
   }
 
   /**
@@ -568,13 +537,7 @@ export class CacheAwarePolicy implements Policy {
    * `select` picked nothing. The object is reused.
    */
   [PREFILL_CHARGE](): PrefillCharge | undefined {
-    const charge = this.#charge;
-    if (!this.#charged || charge === undefined) return undefined;
-    if (Number.isNaN(charge.ahead)) {
-      const rt = workerInternals.runtimeOf(charge.worker);
-      charge.ahead = rt.prefillTokens + rt.remotePrefilling * this.#scan.meanCharge;
-    }
-    return charge;
+    return this.#charges?.read();
   }
 
   static {
@@ -595,14 +558,6 @@ export class CacheAwarePolicy implements Policy {
     treeOf(cache, kind)?.match(prefix);
     this.#treeMode.insert(workers, model, cache, kind, prefix, url);
   }
-}
-
-/** The prompt's length in tokens: its token ids, else its text at {@link CHARS_PER_TOKEN}. */
-function promptTokensOf(request: SelectRequest | undefined): number {
-  const tokens = readTokens(request?.tokens);
-  if (tokens !== undefined) return tokens.length;
-  const text = request?.text;
-  return typeof text === 'string' ? Math.round(text.length / CHARS_PER_TOKEN) : 0;
 }
 
 function readTokens(tokens: unknown): ArrayLike<number> | undefined {
