@@ -209,7 +209,23 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
 
 /**
  * Keeps each conversation's prefix on the worker that already holds it in its KV cache, without
- * piling load onto one worker. Per request:
+ * piling load onto one worker.
+ *
+ * **`decideBy: 'ttft'` (the default).** Each candidate's time to first token is predicted as
+ * (prefill tokens queued ahead there + the prompt's tokens it does not hold) / its prefill speed:
+ * the queue from the uncached tokens a `Router` charged this router's leases awaiting a first
+ * token (other routers' requests awaiting one, with shared state, at the mean charge; a load
+ * report younger than 1 s when it says more), what a worker holds from the tree's match path or
+ * the engines' events (`event_overlap`), the speed learned from first tokens
+ * (`prefillTokensPerSecond` before any). The lowest wins; near-ties (within max(5 ms, 10 %)) go
+ * to the worker holding the most, then the fewest in flight, then the prompt's rendezvous order;
+ * a miss's ties to the prompt's owner on the hash ring (`missPlacement: 'ring'`). A worker more
+ * than `balanceAbsThreshold` requests above the fleet's idlest, and `balanceRelThreshold` times
+ * it, cannot win. Only the credited workers are read, unless the best of them is slower than the
+ * whole prompt at the fastest speed seen (then every candidate, one pass). `explain()` gives the
+ * winner's and the runner-up's predicted figures.
+ *
+ * **`decideBy: 'load'`.** Per request:
  *
  * 1. One pass over the candidates reads each one's state once: availability, in-flight load,
  *    the least-loaded available worker (ties: fewer `processed`, then list position), and, when
@@ -243,9 +259,11 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
  * a worker that reaches twice the budget between two runs is evicted at once; `close()` stops
  * the timer.
  *
- * Cost: one pass over the candidates (≈ 3–4 ns per worker) plus one descent of the tree, which
- * compares whole edge labels natively and copies only the new part of the prompt. Event mode:
- * one xxh64 per request block. `stats()` counts reasons without allocating per request.
+ * Cost: the credited holders' reads, or one pass over the candidates (≈ 3–4 ns per worker), plus
+ * one descent of the tree, which compares whole edge labels natively and copies only the new
+ * part of the prompt. Event mode: one xxh64 per request block, up to 16 blocks past the deepest
+ * holder, and a block-index lookup per probe. `stats()` counts reasons without allocating per
+ * request.
  *
  * @public
  */
