@@ -214,8 +214,7 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
  * **`decideBy: 'ttft'` (the default).** Each candidate's time to first token is predicted as
  * (prefill tokens queued ahead there + the prompt's tokens it does not hold) / its prefill speed:
  * the queue from the uncached tokens a `Router` charged this router's leases awaiting a first
- * token (other routers' requests awaiting one, with shared state, at the mean charge; a load
- * report younger than 1 s when it says more), what a worker holds from the tree's match path or
+ * token (a load report younger than 1 s when it says more), what a worker holds from the tree's match path or
  * the engines' events (`event_overlap`), the speed learned from first tokens
  * (`prefillTokensPerSecond` before any). The lowest wins; near-ties (within max(5 ms, 10 %)) go
  * to the worker holding the most, then the fewest in flight, then the prompt's rendezvous order;

@@ -168,11 +168,6 @@ export class WorkerRuntime {
     this.addLoad(0, delta);
   }
 
-  /** Other routers' requests awaiting a first token on this worker (0 without shared state). */
-  get remotePrefilling(): number {
-    return this.#remotePrefilling;
-  }
-
   /**
    * Uncached prompt tokens of this process's leases awaiting a first token: what each lease was
    * charged when it was taken (`chargePrefill`), until its first token or release. Never negative.

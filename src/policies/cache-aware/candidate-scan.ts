@@ -327,7 +327,9 @@ export class CandidateScan {
 
   /** Cost mode: candidate i's queued prefill work and speed, from its runtime. */
   #readCost(rt: WorkerRuntime, i: number): void {
-    this.#queued[i] = rt.prefillTokens + rt.remotePrefilling * this.meanCharge;
+    // This router's charges only: other routers' requests awaiting a first token (shared state)
+    // weigh in the hard guard through the in-flight count, not here (see docs/cache-aware.md).
+    this.#queued[i] = rt.prefillTokens;
     const speed = rt.prefillSpeed(this.#priorPerMs);
     this.#speed[i] = speed;
     if (speed > this.fastest) this.fastest = speed;

@@ -62,8 +62,7 @@ export class Charges {
     const charge = this.#charge;
     if (!this.#set || charge.worker === undefined) return undefined;
     if (Number.isNaN(charge.ahead)) {
-      const rt = workerInternals.runtimeOf(charge.worker);
-      charge.ahead = rt.prefillTokens + rt.remotePrefilling * this.#scan.meanCharge;
+      charge.ahead = workerInternals.runtimeOf(charge.worker).prefillTokens;
     }
     return charge as PrefillCharge;
   }

@@ -4,8 +4,7 @@
  *     TTFT_i = (Q_i + U_i) / S_i
  *
  * with Q_i the prefill work queued ahead on the worker (tokens: what this router's leases awaiting
- * a first token were charged, other routers' requests awaiting one times the mean charge, or a
- * fresh load report's queue when it says more), U_i the request's tokens the worker does not hold
+ * a first token were charged, or a fresh load report's queue when it says more), U_i the request's tokens the worker does not hold
  * (the prompt less what the tree or the engine's events credit it with), and S_i the worker's
  * prefill speed learned from first tokens. The lowest wins; near-ties (within
  * `max(TIE_MS, TIE_SHARE × best)`) go to the candidate holding the most of the prompt, then to
