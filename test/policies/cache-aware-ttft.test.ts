@@ -245,3 +245,22 @@ describe('cache_aware decideBy ttft: explain()', () => {
     release(leases);
   });
 });
+
+describe('cache_aware decideBy ttft: misses placed while their events are due', () => {
+  it('draw the same prompt to their worker while it is not busier than recomputing elsewhere, and not after', async () => {
+    // Arrange: event mode is on (another prompt's blocks are known); a new prompt is placed.
+    const workers = await fleet(3);
+    const policy = createPolicy('cache_aware', { prefillTokensPerSecond: 1_000 });
+    holds(policy, workers[2]!, promptOf(11, 1), 1);
+    const tokens = promptOf(12, 8);
+    const placed = policy.select(workers, { model: 'm', tokens })!;
+
+    // Act / Assert: idle, it keeps the prompt (its events are due) …
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(placed);
+    expect(policy.explain()?.branch).toBe('cache_hit');
+    // … with 10,000 tokens queued (10 s) against 128 to recompute elsewhere, it does not.
+    const busy = queue(placed, 1, 10_000);
+    expect(policy.select(workers, { model: 'm', tokens })).not.toBe(placed);
+    release(busy);
+  });
+});

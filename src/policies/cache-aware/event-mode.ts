@@ -26,6 +26,9 @@ import { MAX_CREDITED, type TtftModel } from './ttft-model.js';
 /** @internal Most event-mode placements remembered while their events are due (the oldest go first). */
 export const MAX_PENDING = 65_536;
 
+/** Blocks that name a prompt's start (`BlockKeyCursor.prefixKey`). */
+const PREFIX_BLOCKS = 4;
+
 /** @internal The options of `cache_aware` that event mode reads (resolved). */
 export interface EventModeSettings {
   readonly pageSize: number;
@@ -166,6 +169,26 @@ export class EventMode {
   }
 
   /**
+   * Cost mode: a miss whose first blocks this router placed on candidate `placed` in the last
+   * `pendingTtlMs`: that worker is credited with those blocks and every candidate scored, so a
+   * placement whose worker got busy does not draw every request for the prefix (the placement
+   * itself stays).
+   */
+  #scorePlaced(
+    workers: readonly Worker[],
+    req: SelectRequest | undefined,
+    tokens: ArrayLike<number>,
+    placed: number,
+  ): Worker | undefined {
+    const model = this.#ttft!;
+    model.begin(workers.length, tokens, tokens.length, 1, this.minLoad, req);
+    model.add(placed, Math.min(PREFIX_BLOCKS, this.#blockKeys.length) * this.#pageSize);
+    const chosen = model.choose(workers);
+    if (chosen < 0) return undefined;
+    return this.#reasons.chose(workers, chosen, chosen === placed ? HIT : MISS);
+  }
+
+  /**
    * Where a miss goes: with the cost model, the candidate with the lowest predicted time to first
    * token for the whole prompt (one pass); else the miss placement, or the pass's least-loaded
    * worker when holders were read.
@@ -215,7 +238,9 @@ export class EventMode {
       const placed = this.#pending.get(key);
       if (placed !== undefined && now - placed.at <= this.#pendingTtlMs) {
         const i = scan.leastLoadedOf(workers, [placed.url]);
-        if (i >= 0) return this.#reasons.chose(workers, i, HIT);
+        if (i >= 0 && this.#ttft === undefined) return this.#reasons.chose(workers, i, HIT);
+        // Cost mode: the placement is credited with the blocks that name it, and scored.
+        if (i >= 0) return this.#scorePlaced(workers, req, tokens, i);
       }
     }
     const miss = this.#missIndex(workers, req, read, tokens);
