@@ -83,6 +83,9 @@ export class TtftModel {
   #matchedOf = new Float64Array(64);
   #queuedOf = new Float64Array(64);
   #scored = new Int32Array(64);
+  /** `#scoredAt[i] === #epoch`: candidate i was scored in this selection. */
+  #scoredAt = new Uint32Array(64);
+  #epoch = 0;
   #scoredCount = 0;
   /** The prompt's usable units, and units per token. */
   #promptUnits = 0;
@@ -138,6 +141,10 @@ export class TtftModel {
     this.#request = request;
     this.#count = 0;
     this.#scoredCount = 0;
+    if (++this.#epoch === 0x4000_0000) {
+      this.#scoredAt.fill(0);
+      this.#epoch = 1;
+    }
     this.#promptUnits = units;
     this.#unitsPerToken = unitsPerToken;
     this.#promptHash = promptHash(key);
@@ -150,6 +157,8 @@ export class TtftModel {
       this.#matchedOf = new Float64Array(size);
       this.#queuedOf = new Float64Array(size);
       this.#scored = new Int32Array(size);
+      this.#scoredAt = new Uint32Array(size);
+      this.#epoch = 1;
     }
   }
 
@@ -220,9 +229,7 @@ export class TtftModel {
   }
 
   #isScored(i: number): boolean {
-    // Credited candidates are few (≤ MAX_CREDITED): a short scan.
-    for (let j = 0; j < this.#scoredCount; j++) if (this.#scored[j] === i) return true;
-    return false;
+    return this.#scoredAt[i] === this.#epoch;
   }
 
   /** Scores candidate i holding `units` of the prompt; Infinity when guarded. */
@@ -253,6 +260,7 @@ export class TtftModel {
     this.#matchedOf[i] = units;
     this.#queuedOf[i] = queued;
     this.#scored[this.#scoredCount++] = i;
+    this.#scoredAt[i] = this.#epoch;
     return t;
   }
 
