@@ -8,13 +8,13 @@
  * shared state the hit rate 4 routers lose against one. Figures are means over the seeds.
  *
  *   npx tsx bench/ttft-grid.ts [--seeds 1,2,3] [--workers 8,32] [--workloads a,b] [--threads 2]
- *     [--policies …] [--json out.json]
+ *     [--policies …] [--json out.json] [--cache dir]
  *
  * Workloads: shared-prefix, chat, hot-prefix, zero-reuse, agent, agent-near (agent with one
  * fleet-wide system prompt, 12 conversations per second, 1,500 users).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -49,8 +49,29 @@ interface Row {
   readonly p99: number;
 }
 
-/** One simulator run: its rows by name. */
+/**
+ * One simulator run: its rows by name. With `--cache <dir>`, a run whose rows are there is not
+ * run again, and each run's rows are written there as soon as it ends (an interrupted grid
+ * resumes).
+ */
 function run(workload: string, workers: number, seed: number, extra: readonly string[]): Row[] {
+  const cache = arg('cache', '');
+  const cached = cache === '' ? '' : join(cache, `${workload}-${workers}-${seed}.json`);
+  if (cached !== '' && existsSync(cached)) return JSON.parse(readFileSync(cached, 'utf8')) as Row[];
+  const rows = simulateOnce(workload, workers, seed, extra);
+  if (cached !== '') {
+    mkdirSync(cache, { recursive: true });
+    writeFileSync(cached, JSON.stringify(rows));
+  }
+  return rows;
+}
+
+function simulateOnce(
+  workload: string,
+  workers: number,
+  seed: number,
+  extra: readonly string[],
+): Row[] {
   const dir = mkdtempSync(join(tmpdir(), 'ttft-grid-'));
   const json = join(dir, 'out.json');
   try {
