@@ -36,6 +36,7 @@ export type {
   Policy,
   PolicyExplanation,
   PolicyName,
+  PredictedTtft,
   RequestLeg,
   SelectRequest,
   WorkerRestart,

@@ -76,6 +76,9 @@ export class RadixTree<K, L> {
   #pathLength = 0;
   #lastKey: K | undefined;
   readonly #match: TreeMatch<L>;
+  /** Scratch for {@link RadixTree.pathHolders}: `#seen[id] === #seenEpoch`, tenant visited. */
+  #seen = new Uint32Array(64);
+  #seenEpoch = 0;
 
   constructor(ops: KeyOps<K, L>, emptyLabel: L) {
     this.#ops = ops;
@@ -144,6 +147,56 @@ export class RadixTree<K, L> {
       if (name !== undefined) holders.push(name);
     }
     return holders;
+  }
+
+  /**
+   * Every tenant holding a node of the last {@link RadixTree.match}'s path — the workers that were
+   * sent part of that prefix — with the units of the key it holds: the end of the deepest path
+   * node it holds (the match's end for the node the match stopped in). Deepest first, each tenant
+   * once, at most `max`; `visit(name, units)` is called for each. Cost: O(path nodes + their
+   * holders visited).
+   * @returns how many were visited.
+   */
+  pathHolders(
+    match: TreeMatch<L>,
+    max: number,
+    visit: (name: string, units: number) => void,
+  ): number {
+    const path = this.#path;
+    const depth = this.#pathLength;
+    if (depth === 0 || match !== this.#match || max <= 0) return 0;
+    const ops = this.#ops;
+    if (++this.#seenEpoch === 0x4000_0000) {
+      this.#seen.fill(0);
+      this.#seenEpoch = 1;
+    }
+    const epoch = this.#seenEpoch;
+    // Where each path node ends in the key: the last one where the match ended.
+    let end = match.matched;
+    let visited = 0;
+    for (let d = depth - 1; d >= 0 && visited < max; d--) {
+      const node = path[d]!;
+      for (const id of node.tenants.keys()) {
+        if (id >= this.#seen.length) this.#growSeen(id);
+        else if (this.#seen[id] === epoch) continue;
+        this.#seen[id] = epoch;
+        const name = this.#names[id];
+        if (name === undefined) continue;
+        visit(name, end);
+        if (++visited >= max) break;
+      }
+      // The parent ends where this node's label begins.
+      end -= d === depth - 1 ? match.offset : ops.labelLength(node.label);
+    }
+    return visited;
+  }
+
+  #growSeen(id: number): void {
+    let size = this.#seen.length;
+    while (size <= id) size *= 2;
+    const grown = new Uint32Array(size);
+    grown.set(this.#seen);
+    this.#seen = grown;
   }
 
   /**

@@ -12,14 +12,17 @@ import { fail, readNumber } from '../core/options.js';
 import type { LoadReport } from '../workers/load-report.js';
 import type { Worker } from '../workers/worker.js';
 import { CandidateScan } from './cache-aware/candidate-scan.js';
+import { Charges } from './cache-aware/charges.js';
 import { EventMode } from './cache-aware/event-mode.js';
 import { ModelCaches, TEXT, TOKENS, treeOf } from './cache-aware/model-caches.js';
 import { IMBALANCED, Reasons } from './cache-aware/reasons.js';
 import { ReportRounds } from './cache-aware/report-rounds.js';
 import { TreeMode } from './cache-aware/tree-mode.js';
+import { TtftModel } from './cache-aware/ttft-model.js';
 import { type PrefixSharing, SHARING } from './placement-sharing.js';
 import type { Policy, PolicyExplanation, SelectRequest, WorkerRestart } from './policy.js';
-import { type PrefixHashPolicy, prefixHashPlacement } from './prefix-hash.js';
+import { PREFILL_CHARGE, type PrefillCharge } from './prefill-charge.js';
+import { type PrefixHashPolicy, prefixHashOwner, prefixHashPlacement } from './prefix-hash.js';
 import { type CommonPolicyConfig, policyOptions, readPolicyConfig } from './support/config.js';
 import { isImbalanced } from './support/imbalance.js';
 import { LoadTable } from './support/load-table.js';
@@ -116,6 +119,25 @@ export interface CacheAwareConfig extends CommonPolicyConfig {
    */
   readonly missPlacement?: 'least_load' | 'ring';
   /**
+   * How a request's worker is chosen. `'ttft'`: by predicted time to first token — per
+   * candidate, the prefill work queued ahead of the request there plus the prompt's tokens it
+   * does not hold, at the worker's prefill speed learned from first tokens — the lowest winning,
+   * near-ties going to the worker holding the most of the prompt, then to the prompt's
+   * rendezvous order; a worker far past the fleet (`balanceAbsThreshold`,
+   * `balanceRelThreshold`) cannot win. `cacheThreshold`, `loadFactor`, `eventLoadFactor` and
+   * `loadSlack` do not apply. `'load'`: the fixed load bounds of earlier versions (the imbalance
+   * escape, then a match followed while its holder stays within `loadFactor` or
+   * `eventLoadFactor`). @defaultValue 'ttft'
+   */
+  readonly decideBy?: 'ttft' | 'load';
+  /**
+   * `decideBy: 'ttft'`: the prefill speed assumed of a worker before its first tokens are seen
+   * (tokens of prompt per second not found in its cache), and what its learned speed is blended
+   * with. A `Router` learns each worker's speed from the first tokens its leases mark
+   * (`WorkerLease.firstToken`); without them every worker keeps this one. @defaultValue 10000
+   */
+  readonly prefillTokensPerSecond?: number;
+  /**
    * Event mode: how long a miss this router placed counts as held by its worker before the
    * engine's events say so (ms; 0: never). Engines report blocks once their prefill is done, so
    * without it a second request for a new prefix, routed while the first is still prefilling,
@@ -181,11 +203,28 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
   maxEventBlocks: integer(4096, 1, 1_048_576),
   missPlacement: oneOf(['least_load', 'ring'] as const, 'ring'),
   pendingTtlMs: duration(10_000, 0),
+  decideBy: oneOf(['ttft', 'load'] as const, 'ttft'),
+  prefillTokensPerSecond: number(10_000, 1, 1e9),
 });
 
 /**
  * Keeps each conversation's prefix on the worker that already holds it in its KV cache, without
- * piling load onto one worker. Per request:
+ * piling load onto one worker.
+ *
+ * **`decideBy: 'ttft'` (the default).** Each candidate's time to first token is predicted as
+ * (prefill tokens queued ahead there + the prompt's tokens it does not hold) / its prefill speed:
+ * the queue from the uncached tokens a `Router` charged this router's leases awaiting a first
+ * token (a load report younger than 1 s when it says more), what a worker holds from the tree's match path or
+ * the engines' events (`event_overlap`), the speed learned from first tokens
+ * (`prefillTokensPerSecond` before any). The lowest wins; near-ties (within max(5 ms, 10 %)) go
+ * to the worker holding the most, then the fewest in flight, then the prompt's rendezvous order;
+ * a miss's ties to the prompt's owner on the hash ring (`missPlacement: 'ring'`). A worker more
+ * than `balanceAbsThreshold` requests above the fleet's idlest, and `balanceRelThreshold` times
+ * it, cannot win. Only the credited workers are read, unless the best of them is slower than the
+ * whole prompt at the fastest speed seen (then every candidate, one pass). `explain()` gives the
+ * winner's and the runner-up's predicted figures.
+ *
+ * **`decideBy: 'load'`.** Per request:
  *
  * 1. One pass over the candidates reads each one's state once: availability, in-flight load,
  *    the least-loaded available worker (ties: fewer `processed`, then list position), and, when
@@ -219,9 +258,11 @@ export const CACHE_AWARE_OPTIONS = policyOptions('cache_aware', 'CacheAwareConfi
  * a worker that reaches twice the budget between two runs is evicted at once; `close()` stops
  * the timer.
  *
- * Cost: one pass over the candidates (≈ 3–4 ns per worker) plus one descent of the tree, which
- * compares whole edge labels natively and copies only the new part of the prompt. Event mode:
- * one xxh64 per request block. `stats()` counts reasons without allocating per request.
+ * Cost: the credited holders' reads, or one pass over the candidates (≈ 3–4 ns per worker), plus
+ * one descent of the tree, which compares whole edge labels natively and copies only the new
+ * part of the prompt. Event mode: one xxh64 per request block, up to 16 blocks past the deepest
+ * holder, and a block-index lookup per probe. `stats()` counts reasons without allocating per
+ * request.
  *
  * @public
  */
@@ -250,6 +291,10 @@ export class CacheAwarePolicy implements Policy {
   #sharing: PrefixSharing | undefined;
 
   readonly #pageSize: number;
+  /** `decideBy: 'ttft'`: the cost model; `undefined` for `'load'`. */
+  readonly #ttft: TtftModel | undefined;
+  /** `decideBy: 'ttft'`: what the last pick's lease is charged. */
+  readonly #charges: Charges | undefined;
 
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: CacheAwareConfig = {}) {
@@ -260,17 +305,49 @@ export class CacheAwarePolicy implements Policy {
     const ceiling = o.kvUsageCeiling ?? Number.NaN;
     this.#loads = new LoadTable(clock, o.staleAfterMs);
     this.#placement = o.missPlacement === 'ring' ? prefixHashPlacement() : undefined;
-    this.#scan = new CandidateScan(spread, ceiling, this.#loads, this.#placement);
+    const priorPerMs = o.decideBy === 'ttft' ? o.prefillTokensPerSecond / 1000 : 0;
+    this.#scan = new CandidateScan(spread, ceiling, this.#loads, this.#placement, priorPerMs);
     this.#clock = clock;
     this.#caches = new ModelCaches(o.maxTreeSize, o.maxTotalSize, o.pageSize);
     this.#pageSize = o.pageSize;
-    this.#eventMode = new EventMode(this.#caches, this.#scan, this.#reasons, o, clock);
-    this.#treeMode = new TreeMode(this.#caches, this.#scan, this.#reasons, o, () => this.evict());
+    const ttft =
+      priorPerMs > 0
+        ? new TtftModel(
+            this.#scan,
+            this.#loads,
+            priorPerMs,
+            this.#absThreshold,
+            this.#relThreshold,
+            this.#placement === undefined
+              ? undefined
+              : (list, req) => prefixHashOwner(this.#placement!, list, req),
+          )
+        : undefined;
+    this.#ttft = ttft;
+    this.#charges = ttft === undefined ? undefined : new Charges(ttft, this.#scan, clock);
+    this.#eventMode = new EventMode(this.#caches, this.#scan, this.#reasons, o, clock, ttft);
+    this.#treeMode = new TreeMode(
+      this.#caches,
+      this.#scan,
+      this.#reasons,
+      o,
+      () => this.evict(),
+      ttft,
+    );
   }
 
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
+    const charges = this.#charges;
+    charges?.clear();
     if (!isWorkerList(workers) || workers.length === 0 || this.#closed) return undefined;
+    const picked = this.#select(workers, request);
+    if (picked !== undefined) charges?.record(picked, request);
+    return picked;
+  }
+
+  #select(workers: readonly Worker[], request: SelectRequest | undefined): Worker | undefined {
     const scan = this.#scan;
+    this.#ttft?.clear();
     scan.begin(workers.length);
     this.#reasons.begin();
     const req = typeof request === 'object' && request !== null ? request : undefined;
@@ -289,11 +366,16 @@ export class CacheAwarePolicy implements Policy {
     // KV-usage trigger needs the reports); otherwise from the pass over the candidates.
     const bounds = this.#bounds;
     let imbalanced: boolean;
+    const byTtft = this.#ttft !== undefined;
     if (!scan.kvTriggers && scan.viewOf(workers).loadBounds(bounds) && bounds[2]! > 0) {
-      imbalanced = isImbalanced(bounds[0]!, bounds[1]!, this.#absThreshold, this.#relThreshold);
+      // Cost mode: no fleet-wide escape; the lowest in flight is the hard guard's reference.
+      imbalanced =
+        !byTtft && isImbalanced(bounds[0]!, bounds[1]!, this.#absThreshold, this.#relThreshold);
+      this.#setMinLoad(bounds[0]!);
     } else {
       if (!scan.pass(workers)) return undefined;
-      imbalanced = scan.imbalanced(this.#absThreshold, this.#relThreshold);
+      imbalanced = byTtft ? scan.kvFired : scan.imbalanced(this.#absThreshold, this.#relThreshold);
+      this.#setMinLoad(scan.minLoad);
     }
     const trees = this.#treeMode;
     if (imbalanced) return trees.leastLoaded(workers, IMBALANCED, model, cache, kind, key, req);
@@ -302,6 +384,11 @@ export class CacheAwarePolicy implements Policy {
     if (events !== undefined && !events.empty && tokens !== undefined)
       return this.#eventMode.select(workers, events, tokens, req);
     return trees.select(workers, model, cache, kind, key, req);
+  }
+
+  #setMinLoad(min: number): void {
+    this.#treeMode.setMinLoad(min);
+    this.#eventMode.minLoad = min;
   }
 
   /**
@@ -350,7 +437,8 @@ export class CacheAwarePolicy implements Policy {
    * O(1).
    */
   explain(): PolicyExplanation | undefined {
-    return this.#reasons.explain();
+    const model = this.#ttft;
+    return this.#reasons.explain(model?.scoredNow === true ? model.predicted : undefined);
   }
 
   /**
@@ -458,6 +546,15 @@ export class CacheAwarePolicy implements Policy {
       remember: (workers, model, prefix, url) => this.#remember(workers, model, prefix, url),
     };
     return this.#sharing;
+  }
+
+  /**
+   * @internal What the last `select` predicts for its pick (`decideBy: 'ttft'`): the uncached
+   * tokens and work ahead its lease is charged. `undefined` in `'load'` mode or when the last
+   * `select` picked nothing. The object is reused.
+   */
+  [PREFILL_CHARGE](): PrefillCharge | undefined {
+    return this.#charges?.read();
   }
 
   static {

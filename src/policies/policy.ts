@@ -82,6 +82,28 @@ export interface PolicyExplanation {
   readonly branch: string;
   /** The share of the prompt its match covered (0 … 1), when the branch scored a match. */
   readonly matched: number | undefined;
+  /**
+   * `cache_aware` with `decideBy: 'ttft'`, when the decision compared candidates: the predicted
+   * figures of the winner and of the runner-up (the next lowest prediction; `undefined` when
+   * the winner was the only candidate scored). Absent otherwise.
+   */
+  readonly predicted?:
+    | { readonly winner: PredictedTtft; readonly runnerUp: PredictedTtft | undefined }
+    | undefined;
+}
+
+/** One candidate's predicted time to first token, as `cache_aware` scored it. @public */
+export interface PredictedTtft {
+  /** The worker's URL. */
+  readonly url: string;
+  /** Prefill work queued ahead of the request there (tokens). */
+  readonly queuedTokens: number;
+  /** The prompt's tokens that worker does not hold (tokens). */
+  readonly uncachedTokens: number;
+  /** The worker's prefill speed (tokens per second): learned from first tokens, else the prior. */
+  readonly tokensPerSecond: number;
+  /** Predicted time to first token: (queued + uncached) / speed (ms). */
+  readonly ttftMs: number;
 }
 
 export interface Policy {

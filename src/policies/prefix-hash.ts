@@ -68,6 +68,25 @@ let placeUncounted: (
   request: SelectRequest | undefined,
 ) => Worker | undefined;
 
+let ownerOf: (
+  policy: PrefixHashPolicy,
+  workers: readonly Worker[],
+  request: SelectRequest | undefined,
+) => Worker | undefined;
+
+/**
+ * @internal The owner of the request's prefix key on the ring over `workers` — where the walk of
+ * `policy.select` starts — without reading any worker's state (it may be unavailable or busy).
+ * Cost: the key's hashing and one ring lookup.
+ */
+export function prefixHashOwner(
+  policy: PrefixHashPolicy,
+  workers: readonly Worker[],
+  request: SelectRequest | undefined,
+): Worker | undefined {
+  return ownerOf(policy, workers, request);
+}
+
 /**
  * @internal The worker `policy.select` would pick, without counting the pick (for a policy that
  * places some of its requests the way `prefix_hash` does and counts them itself).
@@ -141,6 +160,9 @@ export class PrefixHashPolicy implements Policy {
     return false;
   };
 
+  readonly #acceptListed = (_url: string, index: number): boolean =>
+    this.#entry!.aligned[index] !== undefined;
+
   /** @throws {@link FleetRouteError} `INVALID_ARGUMENT` naming a bad or unknown option. */
   constructor(config: PrefixHashConfig = {}) {
     const { options } = readPolicyConfig(PREFIX_HASH_OPTIONS, config);
@@ -184,7 +206,24 @@ export class PrefixHashPolicy implements Policy {
     return index < 0 ? undefined : (entry.aligned[index] as Worker);
   }
 
+  /**
+   * The owner of the request's key on the ring: the first candidate clockwise, whatever its state
+   * (no worker is read). `undefined` when the request has no key or no candidate is on the ring.
+   */
+  #owner(workers: readonly Worker[], request: SelectRequest | undefined): Worker | undefined {
+    if (!isWorkerList(workers) || workers.length === 0) return undefined;
+    const hasher = loadedHasher();
+    const entry = hasher === undefined ? undefined : this.#rings.get(workers, request?.ring);
+    if (entry === undefined || !this.#key.hash(hasher!, request?.tokens, request?.text))
+      return undefined;
+    this.#entry = entry;
+    const index = entry.ring.indexAt(this.#key.hi, this.#key.lo, this.#acceptListed);
+    this.#entry = undefined;
+    return index < 0 ? undefined : entry.aligned[index];
+  }
+
   static {
+    ownerOf = (policy, workers, request) => policy.#owner(workers, request);
     placeUncounted = (policy, workers, request) => policy.#place(workers, request);
     newPlacement = () => {
       const policy = new PrefixHashPolicy();

@@ -9,7 +9,7 @@
 import type { Policy, WorkerRestart } from '../policies/policy.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { LoadReport } from '../workers/load-report.js';
-import type { Worker } from '../workers/worker.js';
+import { type Worker, workerInternals } from '../workers/worker.js';
 import type { RouterEvents } from './router-events.js';
 import { StartTimes } from './start-times.js';
 
@@ -69,6 +69,8 @@ export class EngineRestarts {
    */
   #restarted(worker: Worker, detectedBy: WorkerRestart['detectedBy']): void {
     const restart = detectedBy === 'health' ? BY_HEALTH : BY_START_TIME;
+    // A restarted engine may run at another speed (another GPU, another version).
+    workerInternals.runtimeOf(worker).forgetPrefillSpeed();
     for (const policy of this.#policies()) {
       try {
         policy.workerRestarted?.(worker.url, restart);

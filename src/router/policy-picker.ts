@@ -8,7 +8,8 @@
  * @internal
  */
 import type { Policy, SelectRequest } from '../policies/policy.js';
-import type { Worker } from '../workers/worker.js';
+import { type PrefillCharge, prefillChargeOf } from '../policies/prefill-charge.js';
+import { chargePrefill, type Worker, type WorkerLease } from '../workers/worker.js';
 import type { RouterEvents } from './router-events.js';
 import type { ResolvedRouterOptions } from './router-options.js';
 
@@ -20,6 +21,8 @@ import type { ResolvedRouterOptions } from './router-options.js';
 export class PolicyPicker {
   readonly #o: ResolvedRouterOptions;
   readonly #events: RouterEvents;
+  /** What the last pick's policy predicted for it, until the lease on it is taken. */
+  #charge: PrefillCharge | undefined;
 
   constructor(options: ResolvedRouterOptions, events: RouterEvents) {
     this.#o = options;
@@ -42,9 +45,23 @@ export class PolicyPicker {
     const policy =
       (model === undefined ? undefined : this.#o.policies.get(model)) ?? this.#o.policy;
     const worker = this.#pickWith(policy, model, registry, request, exclude, attempt);
+    const charge = worker === undefined ? undefined : prefillChargeOf(policy);
+    this.#charge = charge?.worker === worker ? charge : undefined;
     if (worker !== undefined && this.#o.shared !== undefined)
       this.#o.shared.placed(request, policy, worker);
     return worker;
+  }
+
+  /**
+   * Charges `lease` with what the last pick's policy predicted for it (`chargePrefill`), when the
+   * lease is on the worker picked; the prediction is used once. O(1).
+   */
+  charge(lease: WorkerLease): void {
+    const charge = this.#charge;
+    if (charge === undefined) return;
+    this.#charge = undefined;
+    if (charge.worker === lease.worker)
+      chargePrefill(lease, charge.tokens, charge.ahead, charge.clock, charge.priorPerMs);
   }
 
   /** The policy of `request.model`, else the default policy. */

@@ -525,6 +525,7 @@ export class Router {
 
   #lease(worker: Worker): WorkerLease {
     const lease = worker.acquire();
+    this.#picker.charge(lease);
     this.#leaks?.watch(lease);
     return lease;
   }

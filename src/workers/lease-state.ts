@@ -58,9 +58,44 @@ export class LeaseState {
 
   /** Whether the request still awaits its first token (counted in the worker's `prefilling`). */
   #prefilling = true;
+  /** Uncached prompt tokens charged to the worker's `prefillTokens`. */
+  #charged = 0;
+  /** Whether `charge` ran (a lease is charged at most once). */
+  #isCharged = false;
+  /** Prefill work predicted ahead of this request when it was charged (tokens). */
+  #ahead = 0;
+  /** When it was charged, on `#clock`; the clock is `undefined` when nothing is measured. */
+  #at = 0;
+  #clock: (() => number) | undefined;
+  /** The prior speed the worker's estimate is blended with (tokens per ms). */
+  #priorPerMs = 0;
 
   /**
-   * Marks the first token once: the worker's `prefilling` goes down by one.
+   * Charges the request's predicted uncached prompt tokens to the worker's `prefillTokens` until
+   * its first token or release, once, and only while it awaits its first token. With a clock,
+   * the first token's time also feeds the worker's prefill speed: `ahead + tokens` over the time
+   * since now. O(1).
+   * @returns whether it charged.
+   */
+  charge(tokens: number, ahead: number, clock?: () => number, priorPerMs = 0): boolean {
+    const rt = this.#runtime;
+    if (rt === undefined || !this.#prefilling || this.#isCharged) return false;
+    if (!(tokens >= 0) || !Number.isFinite(tokens)) return false;
+    this.#isCharged = true;
+    this.#charged = tokens;
+    this.#ahead = ahead >= 0 && Number.isFinite(ahead) ? ahead : 0;
+    rt.addPrefillTokens(tokens);
+    if (clock !== undefined && priorPerMs > 0) {
+      this.#clock = clock;
+      this.#priorPerMs = priorPerMs;
+      this.#at = clock();
+    }
+    return true;
+  }
+
+  /**
+   * Marks the first token once: the worker's `prefilling` goes down by one, its `prefillTokens`
+   * by what this lease was charged, and a measured charge feeds the worker's prefill speed.
    * @returns `false` when already marked or the lease has ended.
    */
   firstToken(): boolean {
@@ -68,6 +103,12 @@ export class LeaseState {
     if (rt === undefined || !this.#prefilling) return false;
     this.#prefilling = false;
     rt.addPrefilling(-1);
+    if (this.#charged !== 0) rt.addPrefillTokens(-this.#charged);
+    const clock = this.#clock;
+    if (clock !== undefined) {
+      rt.observePrefill(this.#ahead + this.#charged, clock() - this.#at, this.#priorPerMs);
+      this.#clock = undefined;
+    }
     return true;
   }
 
@@ -77,7 +118,9 @@ export class LeaseState {
     if (rt === undefined) return false;
     this.#runtime = undefined;
     rt.addLoad(-1, this.#prefilling ? -1 : 0);
+    if (this.#prefilling && this.#charged !== 0) rt.addPrefillTokens(-this.#charged);
     this.#prefilling = false;
+    this.#clock = undefined;
     // The group totals the lease was counted in, even if the worker changed groups since.
     const counters = this.#counters;
     for (let i = 0; i < counters.length; i++)

@@ -9,6 +9,15 @@ import type { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import { type LoadCounter, NO_COUNTERS } from './load-counter.js';
 import type { WorkerStatus } from './worker-spec.js';
 
+/** @internal Weight an observed prefill speed keeps per later observation. */
+export const PREFILL_DECAY = 0.95;
+/** @internal How many ms of observation the configured prior speed counts as. */
+export const PREFILL_PRIOR_MS = 250;
+/** @internal An observation counts as at most this many times slower or faster than the estimate. */
+export const PREFILL_SPREAD = 4;
+/** @internal Added to the slowest time an observation may count as (ms): a step's fixed cost. */
+export const PREFILL_SLACK_MS = 100;
+
 /**
  * @internal State shared by every revision of one worker id: a `replace` hands the same runtime
  * to the new revision, so status, counters and in-flight leases carry over.
@@ -24,6 +33,11 @@ export class WorkerRuntime {
   // never touched by this process's leases.
   #remote = 0;
   #remotePrefilling = 0;
+  // Uncached prompt tokens this process's leases were charged and that await a first token.
+  #prefillTokens = 0;
+  // Prefill speed seen at first tokens: decayed sums of the work (tokens) and the time (ms).
+  #speedTokens = 0;
+  #speedMs = 0;
   #counters: readonly LoadCounter[] = NO_COUNTERS;
   // Where this worker is counted in its groups' load histograms: the level (its load, or -1 when
   // it is not available) and the groups, so a change moves it exactly once.
@@ -156,6 +170,52 @@ export class WorkerRuntime {
   /** Changes the count of requests awaiting their first token by `delta` (never below zero). */
   addPrefilling(delta: number): void {
     this.addLoad(0, delta);
+  }
+
+  /**
+   * Uncached prompt tokens of this process's leases awaiting a first token: what each lease was
+   * charged when it was taken (`chargePrefill`), until its first token or release. Never negative.
+   */
+  get prefillTokens(): number {
+    return this.#prefillTokens;
+  }
+
+  /** Changes {@link prefillTokens} by `delta` (never below zero; non-finite: ignored). O(1). */
+  addPrefillTokens(delta: number): void {
+    if (!Number.isFinite(delta)) return;
+    const next = this.#prefillTokens + delta;
+    this.#prefillTokens = Math.max(next, 0);
+  }
+
+  /**
+   * Folds one first token into the worker's prefill speed: `tokens` of prefill work (what was
+   * queued ahead when the request was sent, plus its own uncached tokens) took `ms`. Older
+   * observations weigh less ({@link PREFILL_DECAY} per observation); an observation more than
+   * {@link PREFILL_SPREAD} times slower or faster than the estimate counts as that bound, so one
+   * stalled request cannot wreck it. O(1).
+   */
+  observePrefill(tokens: number, ms: number, priorPerMs: number): void {
+    if (!(tokens > 0) || !(ms > 0) || !Number.isFinite(tokens) || !Number.isFinite(ms)) return;
+    const estimate = this.prefillSpeed(priorPerMs);
+    const fastest = tokens / (estimate * PREFILL_SPREAD);
+    const slowest = (tokens * PREFILL_SPREAD) / estimate + PREFILL_SLACK_MS;
+    const clamped = Math.min(Math.max(ms, fastest), slowest);
+    this.#speedTokens = this.#speedTokens * PREFILL_DECAY + tokens;
+    this.#speedMs = this.#speedMs * PREFILL_DECAY + clamped;
+  }
+
+  /**
+   * The worker's prefill speed in tokens per ms: what first tokens showed, blended with
+   * `priorPerMs` as if it had been seen for {@link PREFILL_PRIOR_MS}. O(1).
+   */
+  prefillSpeed(priorPerMs: number): number {
+    return (this.#speedTokens + priorPerMs * PREFILL_PRIOR_MS) / (this.#speedMs + PREFILL_PRIOR_MS);
+  }
+
+  /** Forgets what first tokens showed of the prefill speed (the engine restarted). O(1). */
+  forgetPrefillSpeed(): void {
+    this.#speedTokens = 0;
+    this.#speedMs = 0;
   }
 
   /** The groups this worker belongs to (set by the registry's index). */

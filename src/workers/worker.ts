@@ -395,3 +395,19 @@ export class WorkerLease {
 export function leaseStateOf(lease: WorkerLease): LeaseState {
   return stateOfLease(lease);
 }
+
+/**
+ * @internal Charges `lease`'s worker with `tokens` of predicted uncached prompt (its
+ * `prefillTokens`, until the first token or release), with `ahead` tokens of prefill predicted
+ * before it; with a clock, the first token's time feeds the worker's prefill speed. At most once
+ * per lease, before its first token. O(1). @returns whether it charged.
+ */
+export function chargePrefill(
+  lease: WorkerLease,
+  tokens: number,
+  ahead: number,
+  clock?: () => number,
+  priorPerMs?: number,
+): boolean {
+  return stateOfLease(lease).charge(tokens, ahead, clock, priorPerMs);
+}

@@ -57,9 +57,9 @@ describe('cache_aware: prefix affinity', () => {
     }
   });
 
-  it('spreads unrelated prompts to the least-loaded worker (ties: fewer processed, then position)', async () => {
+  it("decideBy 'load': spreads unrelated prompts to the least-loaded worker (ties: fewer processed, then position)", async () => {
     const { workers } = await fleet(3);
-    const policy = createPolicy('cache_aware');
+    const policy = createPolicy('cache_aware', { decideBy: 'load' });
 
     const picks = [0, 1, 2, 3, 4, 5].map((i) =>
       workers.indexOf(policy.select(workers, { text: essay(100 + i) })!),
@@ -70,7 +70,7 @@ describe('cache_aware: prefix affinity', () => {
 
   it('keeps one tree per request.model: the same text for two models is matched separately', async () => {
     const { workers } = await fleet(2);
-    const policy = createPolicy('cache_aware');
+    const policy = createPolicy('cache_aware', { decideBy: 'load' });
     const text = essay(4);
     policy.select(workers, { text, model: 'a' });
 
@@ -85,9 +85,9 @@ describe('cache_aware: prefix affinity', () => {
     ).toEqual(['a', 'b']);
   });
 
-  it('a match below cacheThreshold of the request is a miss', async () => {
+  it("decideBy 'load': a match below cacheThreshold of the request is a miss", async () => {
     const { workers } = await fleet(4);
-    const policy = createPolicy('cache_aware', { cacheThreshold: 0.5 });
+    const policy = createPolicy('cache_aware', { decideBy: 'load', cacheThreshold: 0.5 });
     const head = essay(5, 100);
     policy.select(workers, { text: head });
 
@@ -97,10 +97,15 @@ describe('cache_aware: prefix affinity', () => {
   });
 });
 
-describe('cache_aware: escapes', () => {
+// The fixed load bounds of `decideBy: 'load'` (the cost model's guard: cache-aware-ttft.test.ts).
+describe("cache_aware decideBy 'load': escapes", () => {
   it('imbalance (abs 5, rel 2; loads 20 vs 0) always goes to the idle worker', async () => {
     const { workers } = await fleet(2);
-    const policy = createPolicy('cache_aware', { balanceAbsThreshold: 5, balanceRelThreshold: 2 });
+    const policy = createPolicy('cache_aware', {
+      decideBy: 'load',
+      balanceAbsThreshold: 5,
+      balanceRelThreshold: 2,
+    });
     const text = essay(7);
     const owner = policy.select(workers, { text })!;
     const idle = workers.find((w) => w !== owner)!;
@@ -114,7 +119,11 @@ describe('cache_aware: escapes', () => {
 
   it('the imbalanced request is inserted for the worker it went to', async () => {
     const { workers } = await fleet(2);
-    const policy = createPolicy('cache_aware', { balanceAbsThreshold: 5, balanceRelThreshold: 2 });
+    const policy = createPolicy('cache_aware', {
+      decideBy: 'load',
+      balanceAbsThreshold: 5,
+      balanceRelThreshold: 2,
+    });
     const text = essay(8);
     const owner = policy.select(workers, { text })!;
     const idle = workers.find((w) => w !== owner)!;
@@ -128,7 +137,7 @@ describe('cache_aware: escapes', () => {
 
   it('a holder over the hit bound spills the request to the least-loaded worker, which then holds the prefix too', async () => {
     const { workers } = await fleet(4);
-    const policy = createPolicy('cache_aware');
+    const policy = createPolicy('cache_aware', { decideBy: 'load' });
     const text = essay(21);
     const owner = policy.select(workers, { text })!;
     // 8 in flight, all on the owner: bound = ceil(1.5 × 9 / 4) = 4 < 8 + 1.
@@ -145,7 +154,7 @@ describe('cache_aware: escapes', () => {
 
   it('a holder within the bound keeps its prefix (3 of 9 in flight: 3 + 1 ≤ ceil(1.5 × 10 / 4))', async () => {
     const { workers } = await fleet(4);
-    const policy = createPolicy('cache_aware');
+    const policy = createPolicy('cache_aware', { decideBy: 'load' });
     const text = essay(22);
     const owner = policy.select(workers, { text })!;
     const leases = workers.flatMap((w) => load(w, w === owner ? 3 : 2));
@@ -157,7 +166,10 @@ describe('cache_aware: escapes', () => {
 
   it('loadFactor: Infinity follows every match until the imbalance escape (the bare algorithm)', async () => {
     const { workers } = await fleet(4);
-    const policy = createPolicy('cache_aware', { loadFactor: Number.POSITIVE_INFINITY });
+    const policy = createPolicy('cache_aware', {
+      decideBy: 'load',
+      loadFactor: Number.POSITIVE_INFINITY,
+    });
     const text = essay(23);
     const owner = policy.select(workers, { text })!;
     const leases = load(owner, 60);
@@ -168,7 +180,7 @@ describe('cache_aware: escapes', () => {
 
   it('loadSlack widens the bound by that many requests', async () => {
     const { workers } = await fleet(4);
-    const policy = createPolicy('cache_aware', { loadSlack: 10 });
+    const policy = createPolicy('cache_aware', { decideBy: 'load', loadSlack: 10 });
     const text = essay(24);
     const owner = policy.select(workers, { text })!;
     const leases = load(owner, 12); // bound = ceil(1.5 × 13 / 4) + 10 = 15
@@ -352,12 +364,12 @@ describe('cache_aware: token requests', () => {
 describe('cache_aware: event-driven mode', () => {
   const prompt = Array.from({ length: 64 }, (_, i) => 500 + i); // 4 blocks of 16
 
-  async function eventFleet() {
+  async function eventFleet(decideBy: 'ttft' | 'load' = 'ttft') {
     const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
     for (let i = 0; i < 4; i++)
       await registry.register({ url: `http://kv${i}:8000`, models: ['m'] });
     const workers = registry.getByModel('m');
-    const policy = createPolicy('cache_aware');
+    const policy = createPolicy('cache_aware', { decideBy });
     return { workers, policy, hashes: blockHashes(prompt) };
   }
 
@@ -377,8 +389,8 @@ describe('cache_aware: event-driven mode', () => {
     expect(policy.stats().reasons.event_overlap).toBe(1);
   });
 
-  it('equal overlap: the lower load wins, then the smaller block count', async () => {
-    const { workers, policy, hashes } = await eventFleet();
+  it("decideBy 'load', equal overlap: the lower load wins, then the smaller block count", async () => {
+    const { workers, policy, hashes } = await eventFleet('load');
     const other = blockHashes(prompt.map((t) => t + 1));
     policy.applyKvEvents(workers[0]!.url, [
       { type: 'stored', model: 'm', hashes: hashes.slice(0, 2) },
@@ -457,10 +469,14 @@ describe('cache_aware: event-driven mode', () => {
     }
   });
 
-  it('a holder over the event-mode bound loses the request to the least-loaded worker (eventLoadFactor)', async () => {
+  it("decideBy 'load': a holder over the event-mode bound loses the request to the least-loaded worker (eventLoadFactor)", async () => {
     const { workers, hashes } = await eventFleet();
     for (const eventLoadFactor of [3, Number.POSITIVE_INFINITY]) {
-      const policy = createPolicy('cache_aware', { eventLoadFactor, balanceAbsThreshold: 1_000 });
+      const policy = createPolicy('cache_aware', {
+        decideBy: 'load',
+        eventLoadFactor,
+        balanceAbsThreshold: 1_000,
+      });
       policy.applyKvEvents(workers[2]!.url, [{ type: 'stored', model: 'm', hashes }]);
       // 4 in flight on the holder: the cap is ceil(3 × 5 / 4) = 4, and 4 + 1 exceeds it.
       const leases = load(workers[2]!, 4);

@@ -54,11 +54,12 @@ describe('sanity anchors', () => {
     expect(ca!.load.maxOverMean).toBeLessThan(1.1);
   });
 
-  it('…and without its hit bound (loadFactor: Infinity) it is not: the bound is what spreads the prefix', async () => {
+  // The hit bound belongs to `decideBy: 'load'` (the cost model spreads a hot prefix by cost).
+  it("…and with decideBy 'load' without its hit bound (loadFactor: Infinity) it is not: the bound is what spreads the prefix", async () => {
     const c = await comparePolicies({
       workload: singleHotPrefix(),
       policies: ['round_robin', 'cache_aware'],
-      policyConfigs: { cache_aware: { loadFactor: Number.POSITIVE_INFINITY } },
+      policyConfigs: { cache_aware: { decideBy: 'load', loadFactor: Number.POSITIVE_INFINITY } },
       fleet: { workers: 2 },
     });
     const [rr, ca] = c.runs;

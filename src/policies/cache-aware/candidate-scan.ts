@@ -12,12 +12,19 @@ import type { BlockKeyCursor } from '../../cache/block-hashes.js';
 import type { KvBlockIndex } from '../../cache/kv-event-store.js';
 import { IdentityMemo } from '../../core/identity-memo.js';
 import { type CandidateView, viewOf } from '../../workers/candidate-view.js';
-import { type RoutingState, Worker, workerInternals } from '../../workers/worker.js';
+import { Worker, workerInternals } from '../../workers/worker.js';
+import type { WorkerRuntime } from '../../workers/worker-runtime.js';
 import type { SelectRequest } from '../policy.js';
 import { type PrefixHashPolicy, prefixHashPlace } from '../prefix-hash.js';
 import { isImbalanced } from '../support/imbalance.js';
 import type { LoadTable, StoredLoad } from '../support/load-table.js';
-import { readState } from '../support/sampling.js';
+
+/**
+ * Event mode, cost mode: the longest stride between two probes of a prompt's blocks. A holder is
+ * assumed to hold every block before one it holds (an engine's prefix cache evicts a block's
+ * descendants before it); a gap inside a stride goes unseen.
+ */
+const MAX_STRIDE = 16;
 
 /** @internal */
 export class CandidateScan {
@@ -36,6 +43,10 @@ export class CandidateScan {
   #load = new Float64Array(64);
   #processed = new Float64Array(64);
   #active = new Int32Array(64);
+  /** Cost mode: prefill work queued on candidate i (tokens), and its prefill speed (tokens/ms). */
+  #queued = new Float64Array(64);
+  #speed = new Float64Array(64);
+
   /** `#readAt[i] === #epoch`: candidate i was read in this selection. */
   #readAt = new Uint32Array(64);
   #epoch = 0;
@@ -45,7 +56,15 @@ export class CandidateScan {
   #maxLoad = 0;
   #kvFired = false;
   readonly #views = new IdentityMemo<readonly Worker[], CandidateView>();
-  readonly #state: RoutingState = { healthy: false, canExecute: false, load: 0, processed: 0 };
+  /**
+   * Cost mode (`decideBy: 'ttft'`): each read also takes the worker's queued prefill work and
+   * speed. The prior speed (tokens per ms); 0 when off.
+   */
+  readonly #priorPerMs: number;
+  /** Tokens per request awaiting a first token, on average: what other routers' count weighs. */
+  meanCharge = 0;
+  /** The fastest prefill speed read so far (tokens per ms): a bound on any worker not read. */
+  fastest = 0;
 
   /**
    * @param spread - `kvUsageSpreadThreshold`, NaN when off.
@@ -57,7 +76,10 @@ export class CandidateScan {
     ceiling: number,
     loads: LoadTable,
     placement: PrefixHashPolicy | undefined,
+    priorPerMs = 0,
   ) {
+    this.#priorPerMs = priorPerMs;
+    this.fastest = priorPerMs;
     this.#spread = spread;
     this.#ceiling = ceiling;
     this.kvTriggers = !Number.isNaN(spread) || !Number.isNaN(ceiling);
@@ -163,6 +185,7 @@ export class CandidateScan {
         p = rt.processed;
         load[i] = l;
         processed[i] = p;
+        if (this.#priorPerMs > 0) this.#readCost(rt, i);
       }
       if (best < 0) {
         best = i;
@@ -285,15 +308,151 @@ export class CandidateScan {
   #read(workers: readonly Worker[], i: number): boolean {
     if (this.#readAt[i] === this.#epoch) return this.#available[i] === 1;
     this.#readAt[i] = this.#epoch;
-    const state = this.#state;
-    if (!readState(workers[i], state)) {
+    const worker = workers[i];
+    if (!(worker instanceof Worker)) {
+      this.#available[i] = 0;
+      return false;
+    }
+    const rt = workerInternals.runtimeOf(worker);
+    if (!rt.routable || !rt.canExecute()) {
       this.#available[i] = 0;
       return false;
     }
     this.#available[i] = 1;
-    this.#load[i] = state.load;
-    this.#processed[i] = state.processed;
+    this.#load[i] = rt.load;
+    this.#processed[i] = rt.processed;
+    if (this.#priorPerMs > 0) this.#readCost(rt, i);
     return true;
+  }
+
+  /** Cost mode: candidate i's queued prefill work and speed, from its runtime. */
+  #readCost(rt: WorkerRuntime, i: number): void {
+    // This router's charges only: other routers' requests awaiting a first token (shared state)
+    // weigh in the hard guard through the in-flight count, not here (see docs/cache-aware.md).
+    this.#queued[i] = rt.prefillTokens;
+    const speed = rt.prefillSpeed(this.#priorPerMs);
+    this.#speed[i] = speed;
+    if (speed > this.fastest) this.fastest = speed;
+  }
+
+  /** Whether candidate i is available, reading it on first use in this selection. */
+  read(workers: readonly Worker[], i: number): boolean {
+    return this.#read(workers, i);
+  }
+
+  /** Cost mode: the prefill work queued on candidate i (tokens), as read. */
+  queuedOf(i: number): number {
+    return this.#queued[i]!;
+  }
+
+  /** Cost mode: candidate i's prefill speed (tokens per ms), as read. */
+  speedOf(i: number): number {
+    return this.#speed[i]!;
+  }
+
+  /** After the pass: whether a KV-usage trigger fired. */
+  get kvFired(): boolean {
+    return this.#kvFired;
+  }
+
+  /** After the pass: the lowest in-flight count of the available candidates. */
+  get minLoad(): number {
+    return this.#minLoad;
+  }
+
+  /** Whether candidate i was read in this selection and found available. */
+  isReadAvailable(i: number): boolean {
+    return this.#readAt[i] === this.#epoch && this.#available[i] === 1;
+  }
+
+  /**
+   * Event mode, cost mode: every available candidate holding the request's first block, with how
+   * many consecutive blocks of `keys` it holds (hashed until no candidate holds the next one, or
+   * the keys end). Fills `out` (candidate indexes) and `depths`, at most `max` of them, deepest
+   * not guaranteed first; returns how many, -1 when no candidate holds the first block, -2 when
+   * only unavailable ones do (they were read).
+   */
+  holderDepths(
+    workers: readonly Worker[],
+    keys: BlockKeyCursor,
+    events: KvBlockIndex,
+    out: Int32Array,
+    depths: Float64Array,
+    max: number,
+  ): number {
+    const key0 = keys.next();
+    if (key0 < 0) return -1;
+    const first = events.holders(key0);
+    if (first === undefined) return -1;
+    const view = this.viewOf(workers);
+    const active = this.#active;
+    let count = 0;
+    let read = false;
+    for (const url of first) {
+      const i = view.indexOf(url);
+      if (i < 0) continue;
+      read = true;
+      if (this.#read(workers, i)) {
+        active[count++] = i;
+        if (count >= max) break;
+      }
+    }
+    if (count === 0) return read ? -2 : -1;
+    // Every active candidate holds block `lo`. Probe ahead by a growing stride (at most
+    // MAX_STRIDE blocks, so the hashing overshoots the deepest holder by little); a candidate that
+    // does not hold the probed block is placed by a binary search over the blocks in between.
+    this.#keyCount = 1;
+    this.#keys[0] = key0;
+    let found = 0;
+    let lo = 0;
+    let stride = 1;
+    while (count > 0) {
+      const probe = this.#keyAt(keys, lo + stride);
+      const holders = probe < 0 ? undefined : events.holders(probe);
+      const at = probe < 0 ? this.#keyCount : lo + stride;
+      let kept = 0;
+      for (let j = 0; j < count; j++) {
+        const i = active[j]!;
+        const url = workers[i]!.url;
+        if (holders?.has(url)) {
+          active[kept++] = i;
+          continue;
+        }
+        // Holds `lo`, not `at`: the first block it lacks is in (lo, at].
+        let a = lo;
+        let b = at;
+        while (b - a > 1) {
+          const mid = (a + b) >>> 1;
+          if (events.holders(this.#keys[mid]!)?.has(url)) a = mid;
+          else b = mid;
+        }
+        out[found] = i;
+        depths[found++] = b;
+      }
+      count = kept;
+      lo = at;
+      if (stride < MAX_STRIDE) stride *= 2;
+    }
+    return found;
+  }
+
+  /** Blocks hashed so far in this selection's scan, in `#keys`. */
+  #keyCount = 0;
+  #keys = new Float64Array(256);
+
+  /** The key of block `b` (hashing the blocks up to it), or -1 past the last. */
+  #keyAt(cursor: BlockKeyCursor, b: number): number {
+    while (this.#keyCount <= b) {
+      const key = cursor.next();
+      if (key < 0) return -1;
+      if (this.#keyCount === this.#keys.length) {
+        const grown = new Float64Array(this.#keys.length * 2);
+        grown.set(this.#keys);
+        this.#keys = grown;
+      }
+      this.#keys[this.#keyCount++] = key;
+    }
+    return this.#keys[b]!;
   }
 
   /** The candidate view of `workers` (URL → position, in-flight figures), kept per list. */
@@ -308,6 +467,9 @@ export class CandidateScan {
     this.#load = new Float64Array(size);
     this.#processed = new Float64Array(size);
     this.#active = new Int32Array(size);
+    this.#queued = new Float64Array(size);
+    this.#speed = new Float64Array(size);
+
     this.#readAt = new Uint32Array(size);
     this.#epoch = 0;
   }

@@ -21,9 +21,13 @@ import type { SelectRequest } from '../policy.js';
 import type { CandidateScan } from './candidate-scan.js';
 import type { ModelCaches } from './model-caches.js';
 import { HIT, MISS, OVERLAP, OVERLOADED, type Reasons } from './reasons.js';
+import { MAX_CREDITED, type TtftModel } from './ttft-model.js';
 
 /** @internal Most event-mode placements remembered while their events are due (the oldest go first). */
 export const MAX_PENDING = 65_536;
+
+/** Blocks that name a prompt's start (`BlockKeyCursor.prefixKey`). */
+const PREFIX_BLOCKS = 4;
 
 /** @internal The options of `cache_aware` that event mode reads (resolved). */
 export interface EventModeSettings {
@@ -57,6 +61,14 @@ export class EventMode {
   readonly #clock: () => number;
   /** The key of a placed miss's first blocks → its worker and when (oldest first). */
   readonly #pending = new Map<number, Placed>();
+  /** `decideBy: 'ttft'`: the cost model; `undefined` for `'load'`. */
+  readonly #ttft: TtftModel | undefined;
+  readonly #pageSize: number;
+  /** Cost mode: the holders of a selection and how many blocks each holds. */
+  readonly #holders = new Int32Array(MAX_CREDITED);
+  readonly #depths = new Float64Array(MAX_CREDITED);
+  /** Cost mode: the fleet's lowest in-flight count, for the hard guard (set per selection). */
+  minLoad = 0;
 
   constructor(
     caches: ModelCaches,
@@ -64,7 +76,10 @@ export class EventMode {
     reasons: Reasons,
     settings: EventModeSettings,
     clock: () => number,
+    ttft?: TtftModel,
   ) {
+    this.#ttft = ttft;
+    this.#pageSize = settings.pageSize;
     this.#caches = caches;
     this.#scan = scan;
     this.#reasons = reasons;
@@ -123,6 +138,24 @@ export class EventMode {
   ): Worker | undefined {
     const scan = this.#scan;
     this.#blockKeys.reset(tokens, this.#maxEventBlocks);
+    const model = this.#ttft;
+    if (model !== undefined) {
+      const found = scan.holderDepths(
+        workers,
+        this.#blockKeys,
+        events,
+        this.#holders,
+        this.#depths,
+        MAX_CREDITED,
+      );
+      if (found < 0) return this.#miss(workers, request, found === -2, tokens);
+      model.begin(workers.length, tokens, tokens.length, 1, this.minLoad, request);
+      for (let j = 0; j < found; j++)
+        model.add(this.#holders[j]!, this.#depths[j]! * this.#pageSize);
+      const index = model.choose(workers);
+      if (index < 0) return undefined;
+      return this.#reasons.chose(workers, index, model.winnerUnits > 0 ? OVERLAP : OVERLOADED);
+    }
     const best = scan.bestHolders(workers, this.#blockKeys, events);
     if (best >= 0) {
       if (!scan.overBound(workers, scan.loadOf(best), this.#loadFactor, this.#loadSlack))
@@ -132,7 +165,47 @@ export class EventMode {
         ? this.#reasons.chose(workers, scan.leastLoaded, OVERLOADED)
         : undefined;
     }
-    return this.#miss(workers, request, best === -2);
+    return this.#miss(workers, request, best === -2, tokens);
+  }
+
+  /**
+   * Cost mode: a miss whose first blocks this router placed on candidate `placed` in the last
+   * `pendingTtlMs`: that worker is credited with those blocks and every candidate scored, so a
+   * placement whose worker got busy does not draw every request for the prefix (the placement
+   * itself stays).
+   */
+  #scorePlaced(
+    workers: readonly Worker[],
+    req: SelectRequest | undefined,
+    tokens: ArrayLike<number>,
+    placed: number,
+  ): Worker | undefined {
+    const model = this.#ttft!;
+    model.begin(workers.length, tokens, tokens.length, 1, this.minLoad, req);
+    model.add(placed, Math.min(PREFIX_BLOCKS, this.#blockKeys.length) * this.#pageSize);
+    const chosen = model.choose(workers);
+    if (chosen < 0) return undefined;
+    return this.#reasons.chose(workers, chosen, chosen === placed ? HIT : MISS);
+  }
+
+  /**
+   * Where a miss goes: with the cost model, the candidate with the lowest predicted time to first
+   * token for the whole prompt (one pass); else the miss placement, or the pass's least-loaded
+   * worker when holders were read.
+   */
+  #missIndex(
+    workers: readonly Worker[],
+    req: SelectRequest | undefined,
+    read: boolean,
+    tokens: ArrayLike<number>,
+  ): number {
+    const scan = this.#scan;
+    const model = this.#ttft;
+    if (model !== undefined) {
+      model.begin(workers.length, tokens, tokens.length, 1, this.minLoad, req);
+      return model.choose(workers);
+    }
+    return read ? (scan.pass(workers) ? scan.leastLoaded : -1) : scan.missIndex(workers, req);
   }
 
   /**
@@ -156,6 +229,7 @@ export class EventMode {
     workers: readonly Worker[],
     req: SelectRequest | undefined,
     read: boolean,
+    tokens: ArrayLike<number>,
   ): Worker | undefined {
     const scan = this.#scan;
     const key = this.#pendingTtlMs > 0 ? this.#blockKeys.prefixKey() : -1;
@@ -164,10 +238,12 @@ export class EventMode {
       const placed = this.#pending.get(key);
       if (placed !== undefined && now - placed.at <= this.#pendingTtlMs) {
         const i = scan.leastLoadedOf(workers, [placed.url]);
-        if (i >= 0) return this.#reasons.chose(workers, i, HIT);
+        if (i >= 0 && this.#ttft === undefined) return this.#reasons.chose(workers, i, HIT);
+        // Cost mode: the placement is credited with the blocks that name it, and scored.
+        if (i >= 0) return this.#scorePlaced(workers, req, tokens, i);
       }
     }
-    const miss = read ? (scan.pass(workers) ? scan.leastLoaded : -1) : scan.missIndex(workers, req);
+    const miss = this.#missIndex(workers, req, read, tokens);
     if (miss < 0) return undefined;
     if (key >= 0) {
       const pending = this.#pending;

@@ -7,7 +7,7 @@
  */
 
 import type { Worker } from '../../workers/worker.js';
-import type { PolicyExplanation } from '../policy.js';
+import type { PolicyExplanation, PredictedTtft } from '../policy.js';
 import { pick } from '../support/sampling.js';
 
 /**
@@ -46,9 +46,16 @@ export const OVERLOADED = 5;
 export class Reasons {
   readonly #counts = new Float64Array(REASONS.length);
   /** What `explain` returns: the last select's reason and match. */
-  readonly #explained: { branch: ReasonName; matched: number | undefined } = {
+  readonly #explained: {
+    branch: ReasonName;
+    matched: number | undefined;
+    predicted:
+      | { readonly winner: PredictedTtft; readonly runnerUp: PredictedTtft | undefined }
+      | undefined;
+  } = {
     branch: 'cache_miss',
     matched: undefined,
+    predicted: undefined,
   };
   #explainable = false;
 
@@ -76,11 +83,17 @@ export class Reasons {
   }
 
   /**
-   * The last selection's reason and match; `undefined` before the first pick or after a
-   * selection that picked nothing. The object is reused. O(1).
+   * The last selection's reason and match, with the cost model's `predicted` figures when it
+   * chose; `undefined` before the first pick or after a selection that picked nothing. The object
+   * is reused. O(1).
    */
-  explain(): PolicyExplanation | undefined {
-    return this.#explainable ? this.#explained : undefined;
+  explain(predicted?: {
+    readonly winner: PredictedTtft;
+    readonly runnerUp: PredictedTtft | undefined;
+  }): PolicyExplanation | undefined {
+    if (!this.#explainable) return undefined;
+    this.#explained.predicted = predicted;
+    return this.#explained;
   }
 
   /** The counters by reason, as a plain object. O(reasons). */

@@ -15,11 +15,13 @@
  * @module
  * @internal
  */
+import type { CandidateView } from '../../workers/candidate-view.js';
 import type { Worker } from '../../workers/worker.js';
 import type { SelectRequest } from '../policy.js';
 import type { CandidateScan } from './candidate-scan.js';
-import { type ModelCache, type ModelCaches, type TreeKind, treeOf } from './model-caches.js';
+import { type ModelCache, type ModelCaches, TEXT, type TreeKind, treeOf } from './model-caches.js';
 import { HIT, MISS, OVERLOADED, type Reasons, STALE } from './reasons.js';
+import { CHARS_PER_TOKEN, MAX_CREDITED, type TtftModel } from './ttft-model.js';
 
 /** @internal The options of `cache_aware` that tree mode reads (resolved). */
 export interface TreeModeSettings {
@@ -46,6 +48,14 @@ export class TreeMode {
   readonly #evict: () => void;
   #timer: ReturnType<typeof setInterval> | undefined;
   #closed = false;
+  /** `decideBy: 'ttft'`: the cost model; `undefined` for `'load'`. */
+  readonly #ttft: TtftModel | undefined;
+  /** The candidate view of the selection whose path holders are being credited. */
+  #view: CandidateView | undefined;
+  readonly #credit = (name: string, units: number): void => {
+    const i = this.#view!.indexOf(name);
+    if (i >= 0) this.#ttft!.add(i, units);
+  };
 
   constructor(
     caches: ModelCaches,
@@ -53,7 +63,9 @@ export class TreeMode {
     reasons: Reasons,
     settings: TreeModeSettings,
     evict: () => void,
+    ttft?: TtftModel,
   ) {
+    this.#ttft = ttft;
     this.#caches = caches;
     this.#scan = scan;
     this.#reasons = reasons;
@@ -90,6 +102,12 @@ export class TreeMode {
     if (match.length === 0) {
       return this.leastLoaded(workers, MISS, model, cache, kind, undefined, request);
     }
+    if (this.#ttft !== undefined) {
+      const chosen = this.#byTtft(workers, this.#ttft, tree, match, kind, key, request);
+      if (chosen === undefined) return undefined;
+      this.insert(workers, model, cache, kind, key, workers[chosen.index]!.url);
+      return this.#reasons.chose(workers, chosen.index, chosen.reason);
+    }
     let chosen = -1;
     let reason = MISS;
     if (match.matched / match.length > this.#threshold) {
@@ -115,6 +133,54 @@ export class TreeMode {
     }
     this.insert(workers, model, cache, kind, key, workers[chosen]!.url);
     return this.#reasons.chose(workers, chosen, reason);
+  }
+
+  /** What {@link TreeMode.#byTtft} chose (reused). */
+  readonly #choice = { index: -1, reason: MISS };
+
+  /**
+   * Cost mode: the path's holders scored by predicted time to first token (with every candidate
+   * when none of them can beat an idle worker); no holder that is a candidate → the miss
+   * placement. `undefined` when no candidate is available.
+   */
+  #byTtft(
+    workers: readonly Worker[],
+    model: TtftModel,
+    tree: NonNullable<ReturnType<typeof treeOf>>,
+    match: ReturnType<NonNullable<ReturnType<typeof treeOf>>['match']>,
+    kind: TreeKind,
+    key: string | ArrayLike<number>,
+    request: SelectRequest | undefined,
+  ): { index: number; reason: number } | undefined {
+    const scan = this.#scan;
+    const choice = this.#choice;
+    this.#view = scan.viewOf(workers);
+    const units = kind === TEXT ? CHARS_PER_TOKEN : 1;
+    model.begin(workers.length, key, match.length, units, this.#minLoad, request);
+    // No holder at all: a miss, scored over every candidate. Holders none of which is a
+    // candidate or available: a stale match, the same.
+    const visited = tree.pathHolders(match, MAX_CREDITED, this.#credit);
+    this.#view = undefined;
+    const index = model.choose(workers);
+    if (index < 0) return undefined;
+    choice.index = index;
+    choice.reason =
+      visited === 0
+        ? MISS
+        : model.winnerUnits > 0
+          ? HIT
+          : model.anyCreditedAvailable
+            ? OVERLOADED
+            : STALE;
+    return choice;
+  }
+
+  /** Cost mode: the fleet's lowest in-flight count, for the hard guard (set per selection). */
+  #minLoad = 0;
+
+  /** Sets the fleet's lowest in-flight count for this selection's hard guard. */
+  setMinLoad(min: number): void {
+    this.#minLoad = min;
   }
 
   /**
