@@ -8,6 +8,7 @@
  * Run: `npx tsx examples/retry-policy.ts`.
  */
 import {
+  createPolicy,
   type RetryOutcome,
   Router,
   type ShouldRetry,
@@ -64,7 +65,8 @@ const router = new Router({
   transport: { probe: async () => true },
   health: false,
   loadPolling: false,
-  policy: 'round_robin',
+  // Seeded, so every run starts its rotation at gpu-1 and prints the same story.
+  policy: createPolicy('round_robin', { seed: 5 }),
   retry: {
     maxAttempts: 3,
     initialBackoffMs: 20,
