@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Router, WorkerRegistry } from '../../src/index.js';
+import { createPolicy, Router, WorkerRegistry } from '../../src/index.js';
 import { instrumentRouter } from '../../src/opentelemetry/index.js';
 import { memoryTracing, useW3CPropagator } from './support/otel.js';
 
@@ -43,7 +43,8 @@ describe('instrumentRouter: the traceparent reaches the worker', () => {
       transport: { probe: async () => true },
       health: false,
       loadPolling: false,
-      policy: 'round_robin',
+      // The rotation starts at the first registered worker, as the assertions read it.
+      policy: createPolicy('round_robin', { random: () => 0 }),
       retry: { initialBackoffMs: 0 },
     });
     router.start();

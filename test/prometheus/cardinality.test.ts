@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AttemptContext,
+  createPolicy,
   POLICY_NAMES,
   Router,
   type Worker,
@@ -115,7 +116,7 @@ describe('label cardinality', () => {
       transport: { probe: async () => true },
       health: false,
       loadPolling: false,
-      policy: 'round_robin',
+      policy: createPolicy('round_robin', { random: () => 0 }),
       policies: { c: 'cache_aware' },
       retry: { maxAttempts: 3, initialBackoffMs: 0 },
       circuitBreaker: { failureThreshold: 2 },

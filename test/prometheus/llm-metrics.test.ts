@@ -6,7 +6,13 @@
  */
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, Router, type Worker, WorkerRegistry } from '../../src/index.js';
+import {
+  type AttemptContext,
+  createPolicy,
+  Router,
+  type Worker,
+  WorkerRegistry,
+} from '../../src/index.js';
 import { createPrometheusMetrics } from '../../src/prometheus/index.js';
 import { metricsServer } from './support/scrape.js';
 
@@ -30,7 +36,8 @@ async function fleet(wildcard = false) {
     transport: { probe: async () => true },
     health: false,
     loadPolling: false,
-    policy: 'round_robin',
+    // The rotation starts at the first registered worker, as the assertions read it.
+    policy: createPolicy('round_robin', { random: () => 0 }),
     retry: { initialBackoffMs: 0 },
   });
   router.start();

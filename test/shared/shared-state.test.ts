@@ -120,7 +120,7 @@ async function replica(
     transport,
     health: false,
     loadPolling: false,
-    policy: 'round_robin',
+    policy: createPolicy('round_robin', { random: () => 0 }),
     policies: { s: manual, p: cacheAware },
     shared,
     reportLeakedLeases: false,
