@@ -252,6 +252,30 @@ export class CandidateScan {
   }
 
   /**
+   * Reads the candidates among `first` (the holders of a prompt's first block) into `#active`,
+   * at most `max` of the available ones. Each holder is read once.
+   *
+   * @returns how many are available; -2 when only unavailable candidates hold the block (they
+   *   were read), -1 when no candidate does.
+   */
+  #firstHolders(workers: readonly Worker[], first: Iterable<string>, max: number): number {
+    const view = this.viewOf(workers);
+    const active = this.#active;
+    let count = 0;
+    let read = false;
+    for (const url of first) {
+      const i = view.indexOf(url);
+      if (i < 0) continue;
+      read = true;
+      if (this.#read(workers, i)) {
+        active[count++] = i;
+        if (count >= max) break;
+      }
+    }
+    return count > 0 ? count : read ? -2 : -1;
+  }
+
+  /**
    * The available candidate holding the most consecutive prefix blocks (`keys`, hashed only as
    * far as two candidates still tie), ties to the lower load, then fewer blocks held, then
    * position; -1 when no candidate holds the first block, -2 when only unavailable ones do (they
@@ -262,17 +286,9 @@ export class CandidateScan {
     if (key0 < 0) return -1;
     const first = events.holders(key0);
     if (first === undefined) return -1;
-    const view = this.viewOf(workers);
     const active = this.#active;
-    let count = 0;
-    let read = false;
-    for (const url of first) {
-      const i = view.indexOf(url);
-      if (i < 0) continue;
-      read = true;
-      if (this.#read(workers, i)) active[count++] = i;
-    }
-    if (count === 0) return read ? -2 : -1;
+    let count = this.#firstHolders(workers, first, Number.POSITIVE_INFINITY);
+    if (count < 0) return count;
     while (count > 1) {
       const key = keys.next();
       if (key < 0) break;
@@ -384,20 +400,9 @@ export class CandidateScan {
     if (key0 < 0) return -1;
     const first = events.holders(key0);
     if (first === undefined) return -1;
-    const view = this.viewOf(workers);
     const active = this.#active;
-    let count = 0;
-    let read = false;
-    for (const url of first) {
-      const i = view.indexOf(url);
-      if (i < 0) continue;
-      read = true;
-      if (this.#read(workers, i)) {
-        active[count++] = i;
-        if (count >= max) break;
-      }
-    }
-    if (count === 0) return read ? -2 : -1;
+    let count = this.#firstHolders(workers, first, max);
+    if (count < 0) return count;
     // Every active candidate holds block `lo`. Probe ahead by a growing stride (at most
     // MAX_STRIDE blocks, so the hashing overshoots the deepest holder by little); a candidate that
     // does not hold the probed block is placed by a binary search over the blocks in between.
