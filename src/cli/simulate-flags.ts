@@ -7,7 +7,7 @@
  * @internal
  */
 
-import type { BoundedSpec } from '../core/option-table.js';
+import { type BoundedSpec, MAX_TIMER_MS } from '../core/option-table.js';
 import { POLICY_NAMES } from '../policies/create-policy.js';
 import type { PolicyName } from '../policies/policy.js';
 import { COMPARE_OPTIONS, DEFAULT_POLICIES } from '../sim/compare.js';
@@ -379,12 +379,19 @@ export const SIMULATE_FLAGS = {
     fallback: undefined,
     read: integer(1, 1_000_000),
   }),
+  'admission-max-prefill-ms': flag<number | undefined>({
+    section: 'Routing',
+    value: '<ms>',
+    help: "with --admission: a worker with this much prefill work queued (its requests' uncached tokens awaiting a first token, at its learned speed) is full; cache_aware only (the router's default: no limit)",
+    fallback: undefined,
+    read: decimal(1, 86_400_000),
+  }),
   'admission-max-wait-ms': flag<number | undefined>({
     section: 'Routing',
     value: '<ms>',
-    help: "with --admission: longest simulated wait in a router's queue before a request is turned away (the router's default: 30000)",
+    help: "with --admission: longest simulated wait in a router's queue before a request is turned away, whole ms (the router's default: 30000)",
     fallback: undefined,
-    read: decimal(0, 1e9),
+    read: integer(1, MAX_TIMER_MS),
   }),
   'low-priority-share': flag({
     section: 'Routing',

@@ -61,7 +61,13 @@ export interface SimulateCommand {
   readonly tenants: number;
   readonly heavyTenantFactor: number;
   /** `--admission` and its limits: `undefined` when off. */
-  readonly admission: { readonly maxPrefilling?: number; readonly maxWaitMs?: number } | undefined;
+  readonly admission:
+    | {
+        readonly maxPrefilling?: number;
+        readonly maxPrefillMs?: number;
+        readonly maxWaitMs?: number;
+      }
+    | undefined;
   /** Where the HTML report goes; `undefined` with `--no-report`. */
   readonly out: string | undefined;
   readonly json: string | undefined;
@@ -145,14 +151,21 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
 /** `--admission` and its limits, each of which needs it. */
 function readAdmissionFlags(flags: SimulateFlags): SimulateCommand['admission'] {
   const maxPrefilling = flags.value('admission-max-prefilling');
+  const maxPrefillMs = flags.value('admission-max-prefill-ms');
   const maxWaitMs = flags.value('admission-max-wait-ms');
   if (!flags.value('admission')) {
-    for (const flag of ['admission-max-prefilling', 'admission-max-wait-ms'] as const)
+    const limits = [
+      'admission-max-prefilling',
+      'admission-max-prefill-ms',
+      'admission-max-wait-ms',
+    ] as const;
+    for (const flag of limits)
       if (flags.given(flag)) throw new UsageError(`--${flag} needs --admission`);
     return undefined;
   }
   return {
     ...(maxPrefilling === undefined ? {} : { maxPrefilling }),
+    ...(maxPrefillMs === undefined ? {} : { maxPrefillMs }),
     ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
   };
 }

@@ -37,10 +37,17 @@ export interface PolicyRun {
    * the request count; empty when no request completed.
    */
   readonly ttftQuantilesMs: readonly number[];
-  /** Completed requests and generated tokens per second of simulated time. */
+  /**
+   * Completed requests and generated tokens per second of simulated time, from the first
+   * arrival to the last completion; and `steadyRequestsPerSecond`, completions per second over
+   * the middle half of the arrivals (from the time a quarter of the requests had arrived to the
+   * time three quarters had): the rate served while the run carries its offered load, without
+   * the ramp, the drain or a trace's sparse tail (0 when that window is empty).
+   */
   readonly throughput: {
     readonly requestsPerSecond: number;
     readonly outputTokensPerSecond: number;
+    readonly steadyRequestsPerSecond: number;
   };
   /** Simulated time from the first arrival to the last completion, ms. */
   readonly makespanMs: number;

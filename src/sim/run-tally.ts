@@ -36,7 +36,11 @@ export class RunTally {
   #rejected = 0;
   #routingMs = 0;
   #firstSend = Number.NaN;
+  /** When each request arrived (simulated ms), in time order. */
+  readonly #arrivals: number[] = [];
   #lastCompletion = 0;
+  /** When each request completed (simulated ms), in completion order. */
+  readonly #completions: number[] = [];
   #outputTokens = 0;
   /** Decisions by the policy's branch. */
   readonly #branches = new Map<string, number>();
@@ -73,6 +77,11 @@ export class RunTally {
     }
   }
 
+  /** A request arrived at simulated time `now` (arrivals come in time order). */
+  onArrival(now: number): void {
+    this.#arrivals.push(now);
+  }
+
   /** A request was turned away at admission: it is not served, and never reached a worker. */
   onRejected(): void {
     this.#rejected++;
@@ -88,6 +97,24 @@ export class RunTally {
     this.#ttft.push(firstTokenAt - sentAt);
     this.#outputTokens += outputTokens;
     this.#lastCompletion = now;
+    this.#completions.push(now);
+  }
+
+  /**
+   * Completions per second over the middle half of the arrivals (from the time a quarter of the
+   * requests had arrived to the time three quarters had): the rate the fleet serves while the
+   * run carries its offered load, without the ramp at the start, the drain after the last
+   * arrival, or a trace's sparse tail. 0 when that window is empty. O(completions).
+   */
+  #steadyRate(): number {
+    const arrivals = this.#arrivals;
+    if (arrivals.length < 4) return 0;
+    const from = arrivals[Math.floor(arrivals.length / 4)]!;
+    const to = arrivals[Math.floor((arrivals.length * 3) / 4)]!;
+    if (!(to > from)) return 0;
+    let count = 0;
+    for (const at of this.#completions) if (at >= from && at <= to) count++;
+    return count / ((to - from) / 1000);
   }
 
   /** The run's outcome: the counters here plus what only the run knows (`end`). */
@@ -110,6 +137,7 @@ export class RunTally {
       throughput: {
         requestsPerSecond: perSecond(served),
         outputTokensPerSecond: perSecond(this.#outputTokens),
+        steadyRequestsPerSecond: this.#steadyRate(),
       },
       makespanMs,
       load: { perWorker: this.#routed, maxOverMean: load.maxOverMean, cv: load.cv },

@@ -301,6 +301,7 @@ export class SimulationRun {
 
   /** Sends request `id`: `undefined` when done, a promise while shared state is consulted. */
   #arrive(id: number): Promise<void> | undefined {
+    this.#tally.onArrival(this.#now);
     const sent = this.#send(id);
     if (sent !== undefined) return sent.then(() => this.#started());
     this.#started();

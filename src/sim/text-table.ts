@@ -73,7 +73,8 @@ const COLUMNS: readonly Column[] = [
   },
   {
     header: 'served/capacity',
-    cell: (r, c) => (c.capacity > 0 ? percent(r.throughput.requestsPerSecond / c.capacity) : '—'),
+    cell: (r, c) =>
+      c.capacity > 0 ? percent(r.throughput.steadyRequestsPerSecond / c.capacity) : '—',
     admissionOnly: true,
   },
 ];

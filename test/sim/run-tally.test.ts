@@ -54,7 +54,11 @@ describe('RunTally', () => {
     expect(run.makespanMs).toBe(0);
     expect(run.hitRate).toBe(0);
     expect(run.routingMicrosPerRequest).toBe(0);
-    expect(run.throughput).toEqual({ requestsPerSecond: 0, outputTokensPerSecond: 0 });
+    expect(run.throughput).toEqual({
+      requestsPerSecond: 0,
+      outputTokensPerSecond: 0,
+      steadyRequestsPerSecond: 0,
+    });
     expect(run.ttftMs).toEqual({ p50: 0, p90: 0, p99: 0, mean: 0 });
   });
 });
@@ -84,5 +88,20 @@ describe('quantileSteps', () => {
     tally.onSend(0, 0, 0, 10);
     tally.onComplete(10, 0, 4, 1);
     expect(tally.result(end).ttftQuantilesMs).toEqual(new Array(101).fill(4));
+  });
+
+  it('steady throughput: completions over the middle half of the arrivals, without the ramp or the drain', () => {
+    // 100 arrivals, one per 100 ms (0 … 9.9 s); the middle half runs from 2.5 s to 7.5 s.
+    const tally = new RunTally(100, 1);
+    for (let i = 0; i < 100; i++) tally.onArrival(i * 100);
+    // A slow start (one completion in the first 2.5 s), 20 per second in the window, and a
+    // long drain after the last arrival: the steady rate sees only the window.
+    tally.onComplete(2_000, 0, 10, 1);
+    for (let i = 0; i < 100; i++) tally.onComplete(2_500 + i * 50, 0, 10, 1);
+    for (let i = 0; i < 40; i++) tally.onComplete(20_000 + i, 0, 10, 1);
+    const run = tally.result(end);
+    expect(run.throughput.steadyRequestsPerSecond).toBeCloseTo(20, 9);
+    // Over the makespan the drain weighs in: far below.
+    expect(run.throughput.requestsPerSecond).toBeLessThan(8);
   });
 });

@@ -49,7 +49,11 @@ export function run(
     completed: 1000,
     hitRate: 0.5 + seed * 0.03,
     ttftMs: { p50: 100 + seed * 20, p90: 180 + seed * 30, p99: 300 + seed * 40, mean: 140 },
-    throughput: { requestsPerSecond: 40 + seed, outputTokensPerSecond: 5000 + seed * 100 },
+    throughput: {
+      requestsPerSecond: 40 + seed,
+      outputTokensPerSecond: 5000 + seed * 100,
+      steadyRequestsPerSecond: 41 + seed,
+    },
     makespanMs: 25_000,
     load: { perWorker, maxOverMean: 1.1 + seed * 0.01, cv: 0.08 + seed * 0.01 },
     work: {

@@ -184,7 +184,7 @@ describe('renderHtmlReport: edge cases', () => {
     const zero = run('only', 0, {
       hitRate: 0,
       ttftMs: { p50: 0, p90: 0, p99: 0, mean: 0 },
-      throughput: { requestsPerSecond: 0, outputTokensPerSecond: 0 },
+      throughput: { requestsPerSecond: 0, outputTokensPerSecond: 0, steadyRequestsPerSecond: 0 },
       load: { perWorker: [0], maxOverMean: Number.NaN, cv: Number.NaN },
       timeline: { intervalMs: 100, inFlight: [[]], waiting: [[]], running: [[]] },
       ttftQuantilesMs: [],
