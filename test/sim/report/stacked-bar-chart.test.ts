@@ -22,14 +22,15 @@ describe('stackedBarChart', () => {
       axisTitle: 'share',
       width: 600,
     });
-    const rects = [...svg.matchAll(/<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"/g)].map((m) => [
-      Number(m[1]),
-      Number(m[2]),
-    ]);
+    const rects = [...svg.matchAll(/<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"/g)].map((m) => ({
+      x: Number(m[1]),
+      width: Number(m[2]),
+    }));
 
     expect(count(svg, '<rect')).toBe(3);
-    expect(rects[1]![0]).toBeCloseTo(rects[0]![0] + rects[0]![1], 0); // b starts where a ends
-    expect(rects[0]![1]).toBeCloseTo(3 * rects[1]![1], 0);
+    const [kept, lost] = [rects[0]!, rects[1]!];
+    expect(lost.x).toBeCloseTo(kept.x + kept.width, 0); // lost starts where kept ends
+    expect(kept.width).toBeCloseTo(3 * lost.width, 0);
     expect(svg).toContain('<title>a kept: 75</title>');
     expect(svg).toContain('<title>b kept: 1</title>');
     expect(svg).toContain('fill="#fff">75</text>');
