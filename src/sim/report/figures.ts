@@ -32,7 +32,7 @@ export const NARROW_WIDTH = 360;
  * stylesheet shows one of them by screen width (the wide one in print), so chart text stays at
  * its size on a phone instead of shrinking with the SVG.
  */
-function responsive(draw: (width: number | undefined) => string): string {
+export function responsive(draw: (width: number | undefined) => string): string {
   return `<div class="wide">${draw(undefined)}</div><div class="narrow">${draw(NARROW_WIDTH)}</div>`;
 }
 

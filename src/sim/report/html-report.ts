@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { Comparison } from '../result.js';
+import type { Comparison, PolicyRun } from '../result.js';
+import { ADMISSION_METRICS, admissionSection } from './admission-section.js';
 import { REPORT_CSS } from './css.js';
 import {
   hitRateFigure,
@@ -121,8 +122,11 @@ const METRICS: readonly (readonly [string, string])[] = [
   ],
 ];
 
-function footer(): string {
-  const items = METRICS.map(([term, text]) => `<dt>${term}</dt><dd>${text}</dd>`).join('');
+/** The glossary: {@link METRICS}, and the admission terms when the page shows admission. */
+function footer(admission: boolean): string {
+  const items = (admission ? [...METRICS, ...ADMISSION_METRICS] : METRICS)
+    .map(([term, text]) => `<dt>${term}</dt><dd>${text}</dd>`)
+    .join('');
   return `<footer><h2>Metrics</h2><dl>${items}</dl></footer>`;
 }
 
@@ -199,8 +203,13 @@ function generated(at: Date | undefined): string {
  * present, in a row of its own), charts of hit rate, time to first token (percentiles and
  * distribution), requests per worker, in-flight requests and waiting against running requests
  * over time, the run's settings (command line and version when {@link Comparison.run} is set)
- * and a glossary. Full-width charts are drawn twice, wide and narrow, and the page shows the
- * one that fits the screen.
+ * and a glossary. When a run has admission figures ({@link PolicyRun.admission}), an
+ * "Admission" section follows the summary: what admission did (and the limits in force, from
+ * the recorded command line), each policy's requests by outcome, the queue wait, time to first
+ * token by priority band, served throughput against capacity, and the tenants' shares (the 8
+ * that sent the most, the rest summed); without admission figures the page has none of it.
+ * Full-width charts are drawn twice, wide and narrow, and the page shows the one that fits the
+ * screen.
  *
  * Every text from the data is escaped; numbers are formatted without the host locale, and the
  * output depends only on its arguments, so equal inputs give byte-identical pages. Missing and
@@ -209,7 +218,8 @@ function generated(at: Date | undefined): string {
  * per panel, so size grows with the number of policies and not with the simulated duration:
  * about 2.0 MB for 10 policies × 64 workers × 10,000 samples.
  *
- * Cost: O(policies × workers × samples) time; output O(policies × min(workers × 300, 16,000)).
+ * Cost: O(policies × workers × samples) time, plus O(policies × tenants) with admission;
+ * output O(policies × min(workers × 300, 16,000)).
  *
  * @param comparison - what the simulator returned.
  * @param options - page title and generation time.
@@ -226,6 +236,7 @@ function generated(at: Date | undefined): string {
 export function renderHtmlReport(comparison: Comparison, options: HtmlReportOptions = {}): string {
   const c = comparison;
   const title = options.title ?? `fleetroute simulation: ${c.workload.name}`;
+  const admission = admissionSection(c);
   const body =
     c.runs.length === 0
       ? '<p class="empty">No results: this comparison holds no policy runs.</p>'
@@ -234,6 +245,7 @@ export function renderHtmlReport(comparison: Comparison, options: HtmlReportOpti
           'Summary',
           `${summaryTable(c)}<p class="note">Bold: the best value in each column.</p>${eventsNote(c)}`,
         ) +
+        (admission === '' ? '' : section('admission', 'Admission', admission)) +
         section('hit-rate', 'Cache hit rate by policy', hitRateFigure(c)) +
         section('ttft', 'Time to first token', ttftFigure(c)) +
         section(
@@ -254,7 +266,7 @@ export function renderHtmlReport(comparison: Comparison, options: HtmlReportOpti
     `<title>${escapeHtml(title)}</title>\n<style>${REPORT_CSS}</style>\n</head>\n<body>\n` +
     `<header><h1>${escapeHtml(title)}</h1>${generated(options.generatedAt)}</header>\n` +
     `<main>\n${section('overview', 'Overview', overview(c))}\n${body}\n` +
-    `${section('run', 'Run', runSection(c))}\n</main>\n${footer()}\n` +
+    `${section('run', 'Run', runSection(c))}\n</main>\n${footer(admission !== '')}\n` +
     '</body>\n</html>\n'
   );
 }

@@ -134,7 +134,8 @@ export interface LinePanelOptions {
 const ROW = 24;
 const BAR = 16;
 
-function categoryLabelWidth(labels: readonly string[], chartWidth: number): number {
+/** @internal Room for the category labels of a chart `chartWidth` px wide, px. */
+export function categoryLabelWidth(labels: readonly string[], chartWidth: number): number {
   const widest = labels.reduce((w, l) => Math.max(w, textWidth(l, LABEL_FONT)), 0);
   return Math.min(200, Math.round(chartWidth * 0.34), Math.max(48, widest + 4));
 }
@@ -144,12 +145,13 @@ export function seriesAttribute(names: readonly string[]): string {
   return names.length === 0 ? '' : `data-series="${escapeHtml(names.join('\n'))}"`;
 }
 
-function valueLabelWidth(labels: readonly string[]): number {
+/** @internal Room for the widest of `labels` after a bar, px. */
+export function valueLabelWidth(labels: readonly string[]): number {
   return labels.reduce((w, l) => Math.max(w, textWidth(l, SMALL_FONT)), 0) + 8;
 }
 
-/** A right-aligned category label, cut to `width` px with the full text as its tooltip. */
-function categoryLabel(x: number, y: number, label: string, width: number): string {
+/** @internal A right-aligned category label, cut to `width` px with the full text as its tooltip. */
+export function categoryLabel(x: number, y: number, label: string, width: number): string {
   const shown = truncate(label, width, LABEL_FONT);
   const tip = shown === label ? '' : `<title>${escapeHtml(label)}</title>`;
   return (

@@ -56,10 +56,13 @@ const VIEWPORTS = [
   { name: 'phone', width: 390, height: 844 },
 ] as const;
 
+/** The pages checked: a plain comparison, and one at 130 % load with admission, tenants and priorities. */
+const PAGES = ['plain', 'with admission'] as const;
+
 describe.skipIf(executable === undefined && !required)('the HTML report in chromium', () => {
   let browser: Browser | undefined;
-  let comparison: Comparison;
-  let html: string;
+  const comparisons = new Map<(typeof PAGES)[number], Comparison>();
+  const pages = new Map<(typeof PAGES)[number], string>();
 
   beforeAll(async () => {
     if (executable === undefined) {
@@ -68,19 +71,38 @@ describe.skipIf(executable === undefined && !required)('the HTML report in chrom
       );
     }
     browser = await chromium.launch({ executablePath: executable, args: ['--no-sandbox'] });
-    comparison = await comparePolicies({
+    const common = {
       workload: multiTurnChat({ users: 24, rounds: 4 }),
       fleet: { workers: 4 },
       seed: 7,
-    });
-    html = renderHtmlReport(comparison, { generatedAt: new Date(0) });
+    } as const;
+    comparisons.set('plain', await comparePolicies(common));
+    comparisons.set(
+      'with admission',
+      await comparePolicies({
+        ...common,
+        policies: ['round_robin', 'cache_aware'],
+        load: 1.3,
+        admission: { maxPrefilling: 1, maxWaitMs: 300 },
+        tenants: 3,
+        heavyTenantFactor: 6,
+        lowPriorityShare: 0.3,
+      }),
+    );
+    for (const [name, comparison] of comparisons) {
+      pages.set(name, renderHtmlReport(comparison, { generatedAt: new Date(0) }));
+    }
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
   });
 
-  async function open(width: number, height: number): Promise<{ page: Page; errors: string[] }> {
+  async function open(
+    html: string,
+    width: number,
+    height: number,
+  ): Promise<{ page: Page; errors: string[] }> {
     const page = await browser!.newPage({ viewport: { width, height } });
     const errors: string[] = [];
     page.on('console', (m) => {
@@ -91,13 +113,13 @@ describe.skipIf(executable === undefined && !required)('the HTML report in chrom
     return { page, errors };
   }
 
-  for (const viewport of VIEWPORTS) {
-    describe(`at ${viewport.name} width (${viewport.width} × ${viewport.height})`, () => {
+  for (const [name, viewport] of PAGES.flatMap((p) => VIEWPORTS.map((v) => [p, v] as const))) {
+    describe(`${name}, at ${viewport.name} width (${viewport.width} × ${viewport.height})`, () => {
       let findings: PageFindings;
       let errors: string[];
 
       beforeAll(async () => {
-        const opened = await open(viewport.width, viewport.height);
+        const opened = await open(pages.get(name)!, viewport.width, viewport.height);
         errors = opened.errors;
         findings = (await opened.page.evaluate(`(${INSPECT})(10)`)) as PageFindings;
         await opened.page.close();
@@ -108,7 +130,12 @@ describe.skipIf(executable === undefined && !required)('the HTML report in chrom
       });
 
       it('draws every chart, each with tick labels, a legend for its series and non-empty lines', () => {
-        expect(findings.visibleCharts).toBeGreaterThanOrEqual(4 + comparison.runs.length);
+        const runs = comparisons.get(name)!.runs.length;
+        const admission = name === 'with admission' ? 2 : 0; // outcomes, priority bands
+        expect(pages.get(name)!.includes('aria-label="Time to first token p99 by priority')).toBe(
+          admission > 0,
+        );
+        expect(findings.visibleCharts).toBeGreaterThanOrEqual(4 + runs + admission);
         expect(findings.charts).toEqual([]);
       });
 
