@@ -167,8 +167,8 @@ function outcomes(runs: readonly AdmittedRun[]): string {
 export function admissionSummary(c: Comparison, runs: readonly AdmittedRun[]): string {
   const capacity =
     c.capacity > 0 && Number.isFinite(c.capacity)
-      ? ` Served throughput: ${range(
-          runs.map((r) => r.throughput.requestsPerSecond / c.capacity),
+      ? ` Served throughput, steady (over the middle half of the arrivals): ${range(
+          runs.map((r) => r.throughput.steadyRequestsPerSecond / c.capacity),
           formatPercent,
         )} of the estimated capacity (${escapeHtml(formatNumber(c.capacity))} requests/s).`
       : '';

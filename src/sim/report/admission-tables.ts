@@ -136,8 +136,8 @@ export function outcomeTable(
           ? DASH
           : `${formatDuration(band.ttftMs.p99)} <span class="note">${formatInteger(band.served)} / ${formatInteger(band.requests)}</span>`;
       }),
-      formatNumber(run.throughput.requestsPerSecond),
-      formatPercent(run.throughput.requestsPerSecond / capacity),
+      formatNumber(run.throughput.steadyRequestsPerSecond),
+      formatPercent(run.throughput.steadyRequestsPerSecond / capacity),
     ];
     return `<tr><th scope="row">${label}</th>${cells.map(cell).join('')}</tr>`;
   };
@@ -153,8 +153,9 @@ export function outcomeTable(
     '<p class="note">Served after a wait: of the served requests, those that waited in a ' +
     'router’s queue first. Wait: time in the queue of the served requests (0 for those admitted ' +
     'at once). TTFT p99 per priority band: the band’s served requests, from their arrival at the ' +
-    'router, wait included; after it, the band’s served and sent requests. Served requests/s ' +
-    `over the fleet’s estimated capacity, ${escapeHtml(formatNumber(c.capacity))} requests/s.${more}</p>`
+    'router, wait included; after it, the band’s served and sent requests. Served requests/s: ' +
+    'the steady rate, completions per second over the middle half of the arrivals (without the ' +
+    `ramp or the drain), and its share of the fleet’s estimated capacity, ${escapeHtml(formatNumber(c.capacity))} requests/s.${more}</p>`
   );
 }
 

@@ -93,7 +93,12 @@ function admitted(policy: string, seed: number, figures: AdmissionRun): PolicyRu
   return run(policy, seed, {
     requests: 1024,
     completed: figures.served,
-    throughput: { requestsPerSecond: 26.3 + seed, outputTokensPerSecond: 6700 },
+    // Over the makespan the drain weighs in; the report shows the steady rate.
+    throughput: {
+      requestsPerSecond: 20 + seed,
+      outputTokensPerSecond: 6700,
+      steadyRequestsPerSecond: 26.3 + seed,
+    },
     admission: figures,
   });
 }
