@@ -36,17 +36,6 @@ export interface AdmissionConfig {
    */
   readonly maxPrefilling?: number;
   /**
-   * A worker with more than this much prefill work queued (ms) has no room: the uncached prompt
-   * tokens of the requests this router sent it that await their first token, at the worker's
-   * prefill speed learned from first tokens. It lets a worker that holds a prompt's prefix take
-   * requests that cost it little while one computing cold prompts is full, so the engines stay
-   * busy at a bounded time to first token. Known only from a policy that predicts prefill work
-   * (`cache_aware`, deciding by predicted time to first token); with others it never binds. Each
-   * router counts its own requests' work.
-   * @defaultValue Infinity (no limit on queued prefill work)
-   */
-  readonly maxPrefillMs?: number;
-  /**
    * A worker whose engine reports this many waiting requests (`LoadReport.waitingRequests`, plus
    * the requests sent to it since the report that still await a first token) has no room.
    * @defaultValue 4
@@ -95,7 +84,6 @@ export interface AdmissionConfig {
 export interface ResolvedAdmissionConfig {
   readonly maxInFlight: number;
   readonly maxPrefilling: number;
-  readonly maxPrefillMs: number;
   readonly maxWaitingRequests: number;
   readonly maxTokenUsage: number;
   readonly maxQueued: number;
@@ -113,7 +101,6 @@ export const MAX_PRIORITY = 1_000_000;
 export const ADMISSION_OPTIONS = new OptionTable('admission', 'AdmissionConfig', {
   maxInFlight: orInfinity(integer(Number.POSITIVE_INFINITY, 1, 1_000_000, 'Infinity')),
   maxPrefilling: orInfinity(integer(16, 1, 1_000_000)),
-  maxPrefillMs: orInfinity(number(Number.POSITIVE_INFINITY, 1, 86_400_000, 'Infinity')),
   maxWaitingRequests: orInfinity(integer(4, 1, 1_000_000)),
   maxTokenUsage: number(0.9, 0.01, 1),
   maxQueued: integer(1024, 0, 10_000_000),

@@ -9,7 +9,7 @@
 
 import { viewOf } from '../workers/candidate-view.js';
 import type { LoadReport } from '../workers/load-report.js';
-import { type Worker, workerInternals } from '../workers/worker.js';
+import type { Worker } from '../workers/worker.js';
 import type { ResolvedAdmissionConfig } from './admission-options.js';
 
 /** What admission keeps of one worker's last report. */
@@ -30,7 +30,7 @@ interface Reported {
 /** @internal The limits a worker's room is measured against. */
 export type SaturationLimits = Pick<
   ResolvedAdmissionConfig,
-  'maxInFlight' | 'maxPrefilling' | 'maxPrefillMs' | 'maxWaitingRequests' | 'maxTokenUsage'
+  'maxInFlight' | 'maxPrefilling' | 'maxWaitingRequests' | 'maxTokenUsage'
 >;
 
 /**
@@ -39,10 +39,7 @@ export type SaturationLimits = Pick<
  * `maxWaitingRequests − (waiting reported + prefilling now − prefilling then)` — 0 when the
  * report shows the KV cache at `maxTokenUsage` or more, or when the report is older than
  * `staleAfterMs` (a view that old is not trusted: fail closed). A worker never reported is judged
- * by its counts alone. With a finite `maxPrefillMs`, a worker whose queued prefill work reaches
- * it has no room, and one below it has a room of at most 1: the work a request brings is known
- * only once a policy has picked for it, so each grant is charged before the next is judged.
- * Cost: O(1) per worker; reports O(reports) per round.
+ * by its counts alone. Cost: O(1) per worker; reports O(reports) per round.
  */
 export class Saturation {
   readonly #limits: SaturationLimits;
@@ -100,8 +97,6 @@ export class Saturation {
     const l = this.#limits;
     const mostPrefilling = b[4]!;
     if (b[1]! >= l.maxInFlight || mostPrefilling >= l.maxPrefilling) return false;
-    if (l.maxPrefillMs !== Number.POSITIVE_INFINITY && !this.#prefillRoomEverywhere(workers))
-      return false;
     if (this.#reports.size === 0) return true;
     // A report's waiting estimate is at most what it reported plus the prefilling count now.
     return (
@@ -126,17 +121,6 @@ export class Saturation {
     this.#oldestAt = oldest;
   }
 
-  /** Whether every available worker's queued prefill work is below `maxPrefillMs`. O(workers). */
-  #prefillRoomEverywhere(workers: readonly Worker[]): boolean {
-    const max = this.#limits.maxPrefillMs;
-    for (let i = 0; i < workers.length; i++) {
-      const worker = workers[i]!;
-      if (worker.isAvailable() && workerInternals.runtimeOf(worker).queuedPrefillMs() >= max)
-        return false;
-    }
-    return true;
-  }
-
   /** Forgets a worker's report (it left the registry). */
   forget(url: string): void {
     if (this.#reports.delete(url)) this.#summarise();
@@ -151,10 +135,6 @@ export class Saturation {
     const l = this.#limits;
     const prefilling = worker.prefilling;
     let room = Math.min(l.maxInFlight - worker.load, l.maxPrefilling - prefilling);
-    if (l.maxPrefillMs !== Number.POSITIVE_INFINITY) {
-      if (workerInternals.runtimeOf(worker).queuedPrefillMs() >= l.maxPrefillMs) return 0;
-      room = Math.min(room, 1);
-    }
     const report = this.#reports.get(worker.url);
     if (report !== undefined) {
       if (now - report.at > this.#staleAfterMs || report.usage >= l.maxTokenUsage) return 0;

@@ -379,13 +379,6 @@ export const SIMULATE_FLAGS = {
     fallback: undefined,
     read: integer(1, 1_000_000),
   }),
-  'admission-max-prefill-ms': flag<number | undefined>({
-    section: 'Routing',
-    value: '<ms>',
-    help: "with --admission: a worker with this much prefill work queued (its requests' uncached tokens awaiting a first token, at its learned speed) is full; cache_aware only (the router's default: no limit)",
-    fallback: undefined,
-    read: decimal(1, 86_400_000),
-  }),
   'admission-max-wait-ms': flag<number | undefined>({
     section: 'Routing',
     value: '<ms>',

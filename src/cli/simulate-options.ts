@@ -64,7 +64,6 @@ export interface SimulateCommand {
   readonly admission:
     | {
         readonly maxPrefilling?: number;
-        readonly maxPrefillMs?: number;
         readonly maxWaitMs?: number;
       }
     | undefined;
@@ -151,21 +150,15 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
 /** `--admission` and its limits, each of which needs it. */
 function readAdmissionFlags(flags: SimulateFlags): SimulateCommand['admission'] {
   const maxPrefilling = flags.value('admission-max-prefilling');
-  const maxPrefillMs = flags.value('admission-max-prefill-ms');
   const maxWaitMs = flags.value('admission-max-wait-ms');
   if (!flags.value('admission')) {
-    const limits = [
-      'admission-max-prefilling',
-      'admission-max-prefill-ms',
-      'admission-max-wait-ms',
-    ] as const;
+    const limits = ['admission-max-prefilling', 'admission-max-wait-ms'] as const;
     for (const flag of limits)
       if (flags.given(flag)) throw new UsageError(`--${flag} needs --admission`);
     return undefined;
   }
   return {
     ...(maxPrefilling === undefined ? {} : { maxPrefilling }),
-    ...(maxPrefillMs === undefined ? {} : { maxPrefillMs }),
     ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
   };
 }

@@ -84,7 +84,7 @@ export class LeaseState {
     this.#isCharged = true;
     this.#charged = tokens;
     this.#ahead = ahead >= 0 && Number.isFinite(ahead) ? ahead : 0;
-    rt.addPrefillTokens(tokens, priorPerMs);
+    rt.addPrefillTokens(tokens);
     if (clock !== undefined && priorPerMs > 0) {
       this.#clock = clock;
       this.#priorPerMs = priorPerMs;

@@ -13,12 +13,6 @@ import type { WorkerStatus } from './worker-spec.js';
 export const PREFILL_DECAY = 0.95;
 /** @internal How many ms of observation the configured prior speed counts as. */
 export const PREFILL_PRIOR_MS = 250;
-
-/**
- * @internal The prior prefill speed, tokens per ms, until a charge gives one: `cache_aware`'s
- * default `prefillTokensPerSecond` (10,000).
- */
-export const DEFAULT_PRIOR_PER_MS = 10;
 /** @internal An observation counts as at most this many times slower or faster than the estimate. */
 export const PREFILL_SPREAD = 4;
 /** @internal Added to the slowest time an observation may count as (ms): a step's fixed cost. */
@@ -43,8 +37,6 @@ export class WorkerRuntime {
   #prefillTokens = 0;
   // Prefill speed seen at first tokens: decayed sums of the work (tokens) and the time (ms).
   #speedTokens = 0;
-  /** The prior prefill speed (tokens per ms) the last charge gave. */
-  #priorPerMs = DEFAULT_PRIOR_PER_MS;
   #speedMs = 0;
   #counters: readonly LoadCounter[] = NO_COUNTERS;
   // Where this worker is counted in its groups' load histograms: the level (its load, or -1 when
@@ -188,13 +180,8 @@ export class WorkerRuntime {
     return this.#prefillTokens;
   }
 
-  /**
-   * Changes {@link prefillTokens} by `delta` (never below zero; non-finite: ignored); a positive
-   * `priorPerMs` (the charging policy's prior speed, tokens per ms) is kept for
-   * {@link queuedPrefillMs}. O(1).
-   */
-  addPrefillTokens(delta: number, priorPerMs = 0): void {
-    if (priorPerMs > 0 && Number.isFinite(priorPerMs)) this.#priorPerMs = priorPerMs;
+  /** Changes {@link prefillTokens} by `delta` (never below zero; non-finite: ignored). O(1). */
+  addPrefillTokens(delta: number): void {
     if (!Number.isFinite(delta)) return;
     const next = this.#prefillTokens + delta;
     this.#prefillTokens = Math.max(next, 0);
@@ -223,16 +210,6 @@ export class WorkerRuntime {
    */
   prefillSpeed(priorPerMs: number): number {
     return (this.#speedTokens + priorPerMs * PREFILL_PRIOR_MS) / (this.#speedMs + PREFILL_PRIOR_MS);
-  }
-
-  /**
-   * The prefill work queued on this worker by this process's leases, in ms: {@link prefillTokens}
-   * at the worker's prefill speed (blended with the last prior a charge gave, else
-   * {@link DEFAULT_PRIOR_PER_MS}). 0 when nothing is charged. O(1).
-   */
-  queuedPrefillMs(): number {
-    const tokens = this.#prefillTokens;
-    return tokens === 0 ? 0 : tokens / this.prefillSpeed(this.#priorPerMs);
   }
 
   /** Forgets what first tokens showed of the prefill speed (the engine restarted). O(1). */

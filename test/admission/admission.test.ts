@@ -11,7 +11,6 @@ import {
 import type { AdmissionEvent } from '../../src/admission/admission-events.js';
 import { ADMISSION_OPTIONS, type AdmissionConfig } from '../../src/admission/admission-options.js';
 import { type FleetRouteError, type LoadReport, WorkerRegistry } from '../../src/index.js';
-import { chargePrefill } from '../../src/workers/worker.js';
 
 let now = 0;
 
@@ -147,36 +146,6 @@ describe('Admission on virtual time', () => {
     expect(admission.fullWorkers('m')).toBeUndefined();
     a.release();
     b.release();
-  });
-
-  it('maxPrefillMs: a worker whose charged prefill work reaches it is full, one below it takes one request per look', async () => {
-    // 10 tokens per ms (the prior): 3,000 uncached tokens are 300 ms of prefill.
-    const { admission, workers } = await setUp({ maxPrefillMs: 300 }, Number.POSITIVE_INFINITY, 2);
-    const [w0, w1] = workers as [(typeof workers)[0], (typeof workers)[0]];
-    expect(admission.fullWorkers('m')).toBeUndefined();
-    const cold = w0.acquire();
-    chargePrefill(cold, 3_000, 0, () => now, 10);
-    // w0 is full on its queued prefill work alone (one request, far below maxPrefilling).
-    expect(admission.fullWorkers('m')).toEqual([w0]);
-    const warm = w1.acquire();
-    chargePrefill(warm, 100, 0, () => now, 10);
-    expect(admission.fullWorkers('m')).toEqual([w0]);
-    // Room is counted one per worker below the bound: two requests wait while w1 alone has room.
-    const log: string[] = [];
-    const a = waiter(log, 'a');
-    admission.enter({ model: 'm' }, a.w);
-    admission.enter({ model: 'm' }, waiter(log, 'b').w);
-    expect(log).toEqual(['a:granted']);
-    const b = w1.acquire();
-    chargePrefill(b, 2_950, 0, () => now, 10);
-    a.tickets[0]!.release();
-    // w1 now holds 305 ms of work: nobody has room, b waits.
-    expect(log).toEqual(['a:granted']);
-    expect(admission.wouldAdmit({ model: 'm' })).toBe(false);
-    cold.firstToken();
-    admission.wake();
-    expect(log).toEqual(['a:granted', 'b:granted']);
-    for (const lease of [cold, warm, b]) lease.release();
   });
 
   it('close() turns every waiting request away with CLOSED, and every later one', async () => {

@@ -104,7 +104,6 @@ describe('fleetroute simulate', () => {
     for (const args of [
       ['--admission-max-wait-ms', '100'],
       ['--admission-max-prefilling', '2'],
-      ['--admission-max-prefill-ms', '200'],
       ['--heavy-tenant-factor', '5'],
     ]) {
       const refused = await cli('simulate', ...SMALL, ...args);
@@ -115,34 +114,6 @@ describe('fleetroute simulate', () => {
     const zero = await cli('simulate', ...SMALL, '--admission', '--admission-max-wait-ms', '0');
     expect(zero.code).toBe(2);
     expect(zero.stderr).toMatch(/--admission-max-wait-ms/);
-  });
-
-  it('--admission-max-prefill-ms reaches the routers: a bound of 1 ms turns more away', async () => {
-    const rejectedWith = async (...extra: string[]): Promise<number> => {
-      const name = `prefill-${extra.length}.json`;
-      const { code } = await cli(
-        'simulate',
-        ...SMALL,
-        '--policies',
-        'cache_aware',
-        '--no-report',
-        '--quiet',
-        '--load',
-        '3',
-        '--admission',
-        '--admission-max-wait-ms',
-        '1',
-        ...extra,
-        '--json',
-        name,
-      );
-      expect(code).toBe(0);
-      const json = JSON.parse(await readFile(join(dir, name), 'utf8'));
-      return json.runs[0].admission.rejected.timeout;
-    };
-    expect(await rejectedWith('--admission-max-prefill-ms', '1')).toBeGreaterThan(
-      await rejectedWith(),
-    );
   });
 
   it('runs each workload, arrival process and the multi-router mode', async () => {
