@@ -87,6 +87,7 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
     kvEventLoss: command.kvEventLoss,
     engineRestarts: command.engineRestarts,
     lowPriorityShare: command.lowPriorityShare,
+    skipLowPriority: command.skipLowPriority,
     tenants: command.tenants,
     heavyTenantFactor: command.heavyTenantFactor,
     ...(command.admission === undefined ? {} : { admission: command.admission }),

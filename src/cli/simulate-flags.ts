@@ -393,6 +393,10 @@ export const SIMULATE_FLAGS = {
     fallback: SIMULATION_DEFAULTS.lowPriorityShare,
     read: decimalOf(SIMULATION_OPTIONS.specs.lowPriorityShare),
   }),
+  'skip-low-priority': toggle(
+    'Routing',
+    'with --low-priority-share: draw the low-priority requests, then never send them (the others alone, at their own arrival times)',
+  ),
   tenants: flag({
     section: 'Routing',
     value: '<n>',

@@ -58,6 +58,7 @@ export interface SimulateCommand {
   readonly sharedState: string | undefined;
   readonly sharedRefreshMs: number;
   readonly lowPriorityShare: number;
+  readonly skipLowPriority: boolean;
   readonly tenants: number;
   readonly heavyTenantFactor: number;
   /** `--admission` and its limits: `undefined` when off. */
@@ -138,6 +139,7 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     sharedState,
     sharedRefreshMs: flags.value('shared-refresh-ms'),
     lowPriorityShare: flags.value('low-priority-share'),
+    skipLowPriority: readSkipLowPriority(flags),
     tenants: flags.value('tenants'),
     heavyTenantFactor: flags.value('heavy-tenant-factor'),
     admission,
@@ -145,6 +147,14 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     json: flags.value('json'),
     quiet: flags.value('quiet'),
   };
+}
+
+/** `--skip-low-priority`, which needs a low-priority share to skip. */
+function readSkipLowPriority(flags: SimulateFlags): boolean {
+  const skip = flags.value('skip-low-priority');
+  if (skip && !(flags.value('low-priority-share') > 0))
+    throw new UsageError('--skip-low-priority needs --low-priority-share');
+  return skip;
 }
 
 /** `--admission` and its limits, each of which needs it. */

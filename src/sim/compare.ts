@@ -41,7 +41,7 @@ export const DEFAULT_POLICIES: readonly PolicyName[] = Object.freeze(
  * Options of {@link comparePolicies}. Those it shares with `simulate` — `workload`, `fleet`,
  * `routers`, `seed`, `loadPollIntervalMs`, `firstTokens`, `engineRestarts` (the greedy oracle's run
  * too), `kvEventDelayMs` and `kvEventLoss` (the runs with events), `sharedRefreshMs` (the runs
- * with shared state), `lowPriorityShare`, `tenants`, `heavyTenantFactor` and `admission` — are
+ * with shared state), `lowPriorityShare`, `skipLowPriority`, `tenants`, `heavyTenantFactor` and `admission` — are
  * {@link SimulationOptions}' own, applied to every run.
  *
  * @public
@@ -60,6 +60,7 @@ export interface CompareOptions
     | 'kvEventLoss'
     | 'sharedRefreshMs'
     | 'lowPriorityShare'
+    | 'skipLowPriority'
     | 'tenants'
     | 'heavyTenantFactor'
     | 'admission'
@@ -140,6 +141,7 @@ const RUN_OPTIONS = Object.keys({
   kvEventLoss: 0,
   sharedRefreshMs: 0,
   lowPriorityShare: 0,
+  skipLowPriority: 0,
   tenants: 0,
   heavyTenantFactor: 0,
   admission: 0,

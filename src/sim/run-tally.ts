@@ -34,6 +34,8 @@ export class RunTally {
   #unroutable = 0;
   /** Requests turned away at admission (never sent to a worker). */
   #rejected = 0;
+  /** Requests never sent (`skipLowPriority`). */
+  #skipped = 0;
   #routingMs = 0;
   #firstSend = Number.NaN;
   /** When each request arrived (simulated ms), in time order. */
@@ -82,6 +84,11 @@ export class RunTally {
     this.#arrivals.push(now);
   }
 
+  /** A request was drawn but never sent (`skipLowPriority`): neither served nor rejected. */
+  onSkipped(): void {
+    this.#skipped++;
+  }
+
   /** A request was turned away at admission: it is not served, and never reached a worker. */
   onRejected(): void {
     this.#rejected++;
@@ -122,7 +129,7 @@ export class RunTally {
     const total = this.#requests;
     const start = Number.isNaN(this.#firstSend) ? 0 : this.#firstSend;
     const makespanMs = Math.max(0, this.#lastCompletion - start);
-    const served = total - this.#unroutable - this.#rejected;
+    const served = total - this.#unroutable - this.#rejected - this.#skipped;
     const perSecond = (count: number): number =>
       makespanMs === 0 ? 0 : count / (makespanMs / 1000);
     const load = spread(this.#routed);

@@ -123,6 +123,13 @@ export interface SimulationOptions {
    */
   readonly lowPriorityShare?: number;
   /**
+   * With `lowPriorityShare`: the low-priority requests are drawn, then never sent — the run serves
+   * the others alone, at their own arrival times, so their figures compare exactly with a run
+   * that sends the whole mix. A request skipped is neither served nor rejected; a request that
+   * follows it (`after`) is released as after a completion. @defaultValue false
+   */
+  readonly skipLowPriority?: boolean;
+  /**
    * Tenants the requests are spread over (`tenant-0` … `tenant-{n−1}`), drawn per request from
    * `seed`, whatever the workload; 1 leaves every request's own `tenant`. @defaultValue 1
    */
@@ -184,6 +191,7 @@ export const SIMULATION_OPTIONS = new OptionTable(
     ),
     sharedRefreshMs: number(100, 1, 1e9),
     lowPriorityShare: number(0, 0, 1),
+    skipLowPriority: boolean(false),
     tenants: integer(1, 1, 1_000_000),
     heavyTenantFactor: number(1, 1, 1e6),
     admission: custom<Readonly<Record<string, unknown>> | undefined>(

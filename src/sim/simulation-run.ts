@@ -20,7 +20,7 @@ import { EventQueue } from './event-queue.js';
 import { KvEventFeed } from './kv-event-feed.js';
 import { deliverLoads, LoadPolls } from './load-polls.js';
 import { PrecisionProbe } from './precision-probe.js';
-import { RequestMix } from './request-mix.js';
+import { LOW_PRIORITY, RequestMix } from './request-mix.js';
 import type { PolicyRun } from './result.js';
 import { RunTally } from './run-tally.js';
 import type { SimRouters } from './sim-routers.js';
@@ -372,6 +372,11 @@ export class SimulationRun {
         this.#release(id, due);
         return undefined;
       }
+    }
+    if (this.#o.skipLowPriority && this.#mix?.priorityOf(id) === LOW_PRIORITY) {
+      this.#tally.onSkipped();
+      this.#finish(id);
+      return undefined;
     }
     if (this.#shared.length > 0) return this.#sendShared(id, request);
     this.#dispatch(id, request);

@@ -105,10 +105,11 @@ describe('fleetroute simulate', () => {
       ['--admission-max-wait-ms', '100'],
       ['--admission-max-prefilling', '2'],
       ['--heavy-tenant-factor', '5'],
+      ['--skip-low-priority'],
     ]) {
       const refused = await cli('simulate', ...SMALL, ...args);
       expect(refused.code).toBe(2);
-      expect(refused.stderr).toMatch(/needs --(admission|tenants)/);
+      expect(refused.stderr).toMatch(/needs --(admission|tenants|low-priority-share)/);
     }
     // A wait the router would refuse is refused as a usage error, before any run.
     const zero = await cli('simulate', ...SMALL, '--admission', '--admission-max-wait-ms', '0');

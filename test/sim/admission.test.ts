@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  agentConversations,
   type Comparison,
   comparePolicies,
   generatedSharedPrefix,
@@ -174,6 +175,31 @@ describe('simulate with admission', () => {
       expect(run.admission!.served + rejected(run)).toBe(run.requests);
       expect(rejected(run)).toBeGreaterThan(0);
     }
+  });
+
+  it('skipLowPriority: the high-priority requests alone, at their own arrivals; followers of a skipped turn still run', async () => {
+    const workload = small();
+    const o = { seed: 5, lowPriorityShare: 0.4 };
+    const mix = RequestMix.of({ ...o, tenants: 1, heavyTenantFactor: 1 })!;
+    const high = workload.requests.filter((r) => mix.priorityOf(r.id) === undefined).length;
+    expect(high).toBeLessThan(workload.requests.length);
+    const base = { workload, policy: 'round_robin', fleet: FLEET, ...o } as const;
+    const skipped = await simulate({ ...base, admission: true, skipLowPriority: true });
+    expect(skipped.completed).toBe(high);
+    expect(skipped.admission!.byPriority.map((p) => [p.priority, p.requests])).toEqual([[0, high]]);
+    const whole = await simulate({ ...base, admission: true });
+    expect(whole.completed + rejected(whole)).toBe(workload.requests.length);
+    // Turns that follow a skipped one are released as after a completion: the run ends.
+    const agent = agentConversations({ conversations: 12, seed: 2 });
+    const run = await simulate({
+      workload: agent,
+      policy: 'cache_aware',
+      fleet: FLEET,
+      ...o,
+      skipLowPriority: true,
+    });
+    const agentMix = agent.requests.filter((r) => mix.priorityOf(r.id) === undefined).length;
+    expect(run.completed).toBe(agentMix);
   });
 
   it('sheds low priority before high under overload', async () => {
