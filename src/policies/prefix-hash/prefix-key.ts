@@ -6,7 +6,9 @@
  * the deepest *branch point* — a prefix that earlier requests continued in two different ways —
  * whichever is the shortest that told those continuations apart; the branch point itself when
  * the prompt ends before that; with no branch point known, the first block's hash. Stable across
- * processes for the same table contents.
+ * processes for the same table contents. Token blocks are hashed by the block hasher (each block
+ * copied into its memory once, its hashes computed there), text by xxhash-wasm; hash halves are
+ * kept as signed 32-bit integers.
  *
  * @module
  * @internal
