@@ -3,7 +3,8 @@
  * 64 groups that share their first 128 tokens, at 16 and 2,048 workers, tokens as a `Uint32Array`
  * and as a plain array; beside it, one prompt sent over and over (what `policy-select` measures
  * when its few prefixes stay in the caches). The reference, in the same run, is xxh64 of the same
- * prompts' 1 KB alone: the hash every select must compute.
+ * prompts' 1 KB alone: the hash every select must compute. Beside it, the key alone as a select
+ * computes it (the tokens loaded into the block hasher, then its xxh64), for both token types.
  *
  * Why: a router sees a different prompt on almost every request, so its prompt bytes, its ring
  * point and its worker are rarely in the CPU caches. Targets at 2,048 workers: ≤ 600 ns with
@@ -15,6 +16,7 @@
  * seeded random order, so consecutive requests belong to different groups. With the default
  * `prefixTokens` (256) each prompt is one block: the key is its hash.
  */
+import { blockHasher } from '../src/core/block-hasher.js';
 import { loadHasher } from '../src/core/hash.js';
 import { createPolicy, type SelectRequest, WorkerRegistry } from '../src/index.js';
 import { seededRandom, workerUrls } from './fixtures.js';
@@ -98,6 +100,54 @@ const reference = timeOps((ops) => {
   return check;
 }).nsPerOp;
 
+/** ns per key over `prompts`, computed as a select computes it: loaded, then hashed. */
+function keyAlone(prompts: readonly ArrayLike<number>[]): number {
+  const words = blockHasher();
+  let next = 0;
+  return timeOps((ops) => {
+    let check = 0;
+    for (let i = 0; i < ops; i++) {
+      words.loadWords(prompts[next++ & (PROMPTS - 1)]!, 0, TOKENS);
+      words.hashWords(TOKENS, 0, 0);
+      check += words.lastLo;
+    }
+    return check;
+  }).nsPerOp;
+}
+/**
+ * ns to read every token of a prompt (a sum): what any key over them costs at least. One
+ * function per token type, so each loop reads one kind of array.
+ */
+function readTyped(prompts: readonly Uint32Array[]): number {
+  let next = 0;
+  return timeOps((ops) => {
+    let check = 0;
+    for (let i = 0; i < ops; i++) {
+      const tokens = prompts[next++ & (PROMPTS - 1)]!;
+      for (let t = 0; t < TOKENS; t++) check = (check + tokens[t]!) | 0;
+    }
+    return check;
+  }).nsPerOp;
+}
+
+function readPlain(prompts: readonly number[][]): number {
+  let next = 0;
+  return timeOps((ops) => {
+    let check = 0;
+    for (let i = 0; i < ops; i++) {
+      const tokens = prompts[next++ & (PROMPTS - 1)]!;
+      for (let t = 0; t < TOKENS; t++) check = (check + tokens[t]!) | 0;
+    }
+    return check;
+  }).nsPerOp;
+}
+const keys = [
+  { label: 'the key alone (load + xxh64), Uint32Array', ns: keyAlone(typed) },
+  { label: 'the key alone (load + xxh64), plain array', ns: keyAlone(plain) },
+  { label: 'reading the tokens alone (a sum), Uint32Array', ns: readTyped(typed) },
+  { label: 'reading the tokens alone (a sum), plain array', ns: readPlain(plain) },
+];
+
 const registries = new Map<number, WorkerRegistry>();
 for (const size of FLEETS) registries.set(size, await fleet(size));
 
@@ -106,6 +156,7 @@ for (const { label, reqs } of cases) {
   const ns = FLEETS.map((size) => timeOps(selects(registries.get(size)!, reqs)).nsPerOp);
   rows.push([label, ...ns.map((v) => fmt(v)), `${fmt(ns[1]! / reference, 2)}×`]);
 }
+for (const { label, ns } of keys) rows.push([label, '—', fmt(ns), `${fmt(ns / reference, 2)}×`]);
 rows.push(['xxh64 of the 1 KB prompt (reference)', '—', fmt(reference), '1.00×']);
 
 emit({
@@ -120,5 +171,7 @@ emit({
   notes: [
     'Each select hashes the whole 256-token prompt (one block) and walks the ring from its key, skipping workers over the load bound.',
     'Reference: xxh64 of each prompt as 1 KB of little-endian uint32 (Uint32Array bytes, no copy), cycling over the same 4,096 prompts.',
+    'The key alone: the same prompts copied (plain arrays: read and checked) into the block hasher and hashed there, as a select does.',
+    'Reading the tokens alone: a sum of the 256 values, the least any key over them costs.',
   ],
 });

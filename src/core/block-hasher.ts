@@ -44,6 +44,7 @@ const TOKENS = OUT + 8 * BLOCKS_PER_CALL + 8;
  */
 export class BlockHasher {
   readonly #exports: Xxh64Exports;
+  /** The whole memory (replaced when it grows): its `byteLength` is the memory's size. */
   #u32: Uint32Array;
 
   constructor(exports: Xxh64Exports) {
@@ -66,7 +67,7 @@ export class BlockHasher {
     seedLo: number,
   ): void {
     const need = TOKENS + 4 * page * count;
-    if (need > this.#exports.memory.buffer.byteLength) this.#grow(need);
+    if (need > this.#u32.byteLength) this.#grow(need);
     const u32 = this.#u32;
     const start = from * page;
     const n = page * count;
@@ -80,6 +81,47 @@ export class BlockHasher {
       }
     }
     this.#exports.chain(TOKENS, page, count, seedLo, seedHi, OUT);
+  }
+
+  /**
+   * Copies `count` token ids of `tokens` from `start` into the module's memory, where
+   * {@link BlockHasher.hashWords} reads them; a token that is not an unsigned 32-bit integer
+   * counts as 0. They stay there until the next `loadWords` or {@link BlockHasher.hash}. Cost: one
+   * pass over the tokens — a `Uint32Array` copied whole is one `set` and allocates nothing, a part
+   * of one allocates a view; a plain array is read and checked once per token.
+   */
+  loadWords(tokens: ArrayLike<number>, start: number, count: number): void {
+    const need = TOKENS + 4 * count;
+    if (need > this.#u32.byteLength) this.#grow(need);
+    const base = TOKENS >>> 2;
+    if (tokens instanceof Uint32Array) {
+      this.#u32.set(
+        start === 0 && count === tokens.length ? tokens : tokens.subarray(start, start + count),
+        base,
+      );
+    } else copyWords(tokens, start, count, this.#u32, base);
+  }
+
+  /**
+   * xxh64 of the first `count` words loaded by {@link BlockHasher.loadWords} (as little-endian
+   * uint32) seeded with `seedHi:seedLo`, read back by {@link BlockHasher.lastHi} and
+   * {@link BlockHasher.lastLo}. Cost: one call into the module; nothing allocated.
+   */
+  hashWords(count: number, seedHi: number, seedLo: number): void {
+    this.#exports.xxh64(TOKENS, 4 * count, seedLo, seedHi);
+  }
+
+  /**
+   * High half of the last {@link BlockHasher.hashWords} hash, as a signed 32-bit integer: a value
+   * V8 returns and passes on without boxing it (an unsigned half above 2³¹ is a heap number).
+   */
+  get lastHi(): number {
+    return this.#u32[1]! | 0;
+  }
+
+  /** Low half of the last {@link BlockHasher.hashWords} hash, signed like {@link BlockHasher.lastHi}. */
+  get lastLo(): number {
+    return this.#u32[0]! | 0;
   }
 
   /** High half of hash `k` of the last call. */
@@ -98,7 +140,7 @@ export class BlockHasher {
    */
   xxh64(bytes: Uint8Array, seedHi = 0, seedLo = 0): bigint {
     const need = TOKENS + bytes.length;
-    if (need > this.#exports.memory.buffer.byteLength) this.#grow(need);
+    if (need > this.#u32.byteLength) this.#grow(need);
     new Uint8Array(this.#exports.memory.buffer).set(bytes, TOKENS);
     this.#exports.xxh64(TOKENS, bytes.length, seedLo, seedHi);
     const u32 = this.#u32;
@@ -110,6 +152,35 @@ export class BlockHasher {
     const pages = Math.ceil((bytes - memory.buffer.byteLength) / 65_536);
     memory.grow(pages);
     this.#u32 = new Uint32Array(memory.buffer);
+  }
+}
+
+/**
+ * Copies `count` token ids from `tokens[start]` to `words[at]`. A token id is an unsigned 32-bit
+ * integer; anything else (NaN, 1.5, -3, 2⁴⁰, a bigint, a string, a hole) reads as 0 — `>>>`
+ * would throw on a bigint or a symbol. Four tokens per iteration: about a fifth faster than one.
+ */
+function copyWords(
+  tokens: ArrayLike<number>,
+  start: number,
+  count: number,
+  words: Uint32Array,
+  at: number,
+): void {
+  let i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const a: unknown = tokens[start + i];
+    const b: unknown = tokens[start + i + 1];
+    const c: unknown = tokens[start + i + 2];
+    const d: unknown = tokens[start + i + 3];
+    words[at + i] = typeof a === 'number' && a >>> 0 === a ? a : 0;
+    words[at + i + 1] = typeof b === 'number' && b >>> 0 === b ? b : 0;
+    words[at + i + 2] = typeof c === 'number' && c >>> 0 === c ? c : 0;
+    words[at + i + 3] = typeof d === 'number' && d >>> 0 === d ? d : 0;
+  }
+  for (; i < count; i++) {
+    const t: unknown = tokens[start + i];
+    words[at + i] = typeof t === 'number' && t >>> 0 === t ? t : 0;
   }
 }
 

@@ -19,6 +19,8 @@ interface XXHashApi {
 
 const scratch = new BigUint64Array(1);
 const halves = new Uint32Array(scratch.buffer);
+const seedScratch = new BigUint64Array(1);
+const seedHalves = new Uint32Array(seedScratch.buffer);
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 const LO = LITTLE_ENDIAN ? 0 : 1;
 const HI = LITTLE_ENDIAN ? 1 : 0;
@@ -74,6 +76,16 @@ export class Hasher {
   chainString(input: string, seed: bigint = this.#last): void {
     this.#last = this.#api.h64(input, seed);
     scratch[0] = this.#last;
+  }
+
+  /**
+   * {@link Hasher.chainString} seeded with the 64-bit hash whose halves are `seedHi`, `seedLo`.
+   * Same cost.
+   */
+  chainStringFrom(input: string, seedHi: number, seedLo: number): void {
+    seedHalves[HI] = seedHi;
+    seedHalves[LO] = seedLo;
+    this.chainString(input, seedScratch[0]!);
   }
 
   /** Hash raw bytes seeded with `seed`, by default the previous hash (see {@link Hasher.chainString}). */

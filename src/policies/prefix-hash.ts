@@ -124,7 +124,7 @@ export function prefixHashPlace(
  * for: such prompts keep that branch point's key (and worker). The
  * fleet's total in flight is O(1) for the registry's arrays (kept by leases), O(n) for other
  * lists. Memory: `maxTrackedPrefixes × 32` bytes plus 4 bytes per block of `maxPrefixTokens`,
- * allocated once. Placement depends on the
+ * allocated once; a select of a token prompt of at most one block allocates nothing. Placement depends on the
  * worker URLs and on the table, so replicas that see the same traffic route alike. Failure
  * behaviour: unavailable and over-bound workers are skipped clockwise; if every available
  * worker is over the bound (only possible with stale totals), the least loaded one met on the

@@ -204,7 +204,7 @@ export class HashRing {
     checkAccept('HashRing.find', accept);
     if (this.#size === 0) return -1;
     this.#hasher.hashString(key);
-    return this.#walk(this.#locate(this.#hasher.hi, this.#hasher.lo), accept);
+    return this.#walk(this.#locate(this.#hasher.hi | 0, this.#hasher.lo | 0), accept);
   }
 
   /**
@@ -220,7 +220,10 @@ export class HashRing {
     }
     checkAccept('HashRing.findByHash', accept);
     if (this.#size === 0) return undefined;
-    const i = this.#walk(this.#locate(Number(hash >> 32n), Number(hash & 0xffff_ffffn)), accept);
+    const i = this.#walk(
+      this.#locate(Number(hash >> 32n) | 0, Number(hash & 0xffff_ffffn) | 0),
+      accept,
+    );
     return i < 0 ? undefined : this.#urls[i];
   }
 
@@ -286,12 +289,12 @@ export class HashRing {
   }
 
   /**
-   * @internal Lookup by a hash already split into unsigned 32-bit halves (policies that hash token
-   * prefixes). Same walk as {@link HashRing.findIndex}; no allocation.
+   * @internal Lookup by a hash already split into 32-bit halves, signed or unsigned alike
+   * (policies that hash token prefixes). Same walk as {@link HashRing.findIndex}; no allocation.
    */
   indexAt(hi: number, lo: number, accept?: RingAccept): number {
     if (this.#size === 0) return -1;
-    return this.#walk(this.#locate(hi >>> 0, lo >>> 0), accept);
+    return this.#walk(this.#locate(hi | 0, lo | 0), accept);
   }
 
   static {
@@ -299,8 +302,14 @@ export class HashRing {
       new HashRing(hasher, urls, virtualNodes, cache);
   }
 
-  /** First point index at or after (hi, lo), wrapping to 0. */
-  #locate(hi: number, lo: number): number {
+  /**
+   * First point index at or after (hi, lo), wrapping to 0. The halves come signed (values V8
+   * passes without boxing them, where an unsigned half above 2³¹ is a heap number) and are
+   * compared unsigned.
+   */
+  #locate(hiBits: number, loBits: number): number {
+    const hi = hiBits >>> 0;
+    const lo = loBits >>> 0;
     const P = this.#points;
     const b = hi >>> this.#shift;
     let left = this.#bucket[b]!;

@@ -77,6 +77,52 @@ describe('block hasher', () => {
     );
   });
 
+  it('hashWords is xxh64 of the loaded words as little-endian uint32, for plain arrays, Uint32Arrays and parts of them', () => {
+    const hasher = blockHasher();
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.nat(0xffff_ffff), fc.integer(), fc.double()), { maxLength: 80 }),
+        fc.nat(80),
+        fc.nat(80),
+        u64,
+        (raw, from, length, seed) => {
+          const start = Math.min(from, raw.length);
+          const count = Math.min(length, raw.length - start);
+          const valid = raw.map((t) => (typeof t === 'number' && t >>> 0 === t ? t : 0));
+          const words = Uint32Array.from(valid.slice(start, start + count));
+          const want = api.h64Raw(new Uint8Array(words.buffer), seed);
+          const hi = Number(seed >> 32n);
+          const lo = Number(seed & 0xffff_ffffn);
+          const read = () => (BigInt(hasher.lastHi >>> 0) << 32n) | BigInt(hasher.lastLo >>> 0);
+          const inBuffer = new Uint32Array(valid.length + 5);
+          inBuffer.set(valid, 2);
+          const views = [raw, Uint32Array.from(valid), inBuffer.subarray(2, 2 + valid.length)];
+
+          for (const tokens of views) {
+            hasher.loadWords(tokens, start, count);
+            hasher.hashWords(count, hi, lo);
+            expect(read()).toBe(want);
+          }
+        },
+      ),
+      runs(300, 1_500),
+    );
+  });
+
+  it('hashWords of a shorter count hashes the first words loaded, and past one memory page still agrees', () => {
+    const hasher = blockHasher();
+    const tokens = Uint32Array.from({ length: 70_000 }, (_, i) => (i * 2_654_435_761) >>> 0);
+    hasher.loadWords(Array.from(tokens), 0, tokens.length);
+    hasher.hashWords(tokens.length, 0, 0);
+    expect((BigInt(hasher.lastHi >>> 0) << 32n) | BigInt(hasher.lastLo >>> 0)).toBe(
+      api.h64Raw(new Uint8Array(tokens.buffer), 0n),
+    );
+    hasher.hashWords(3, 7, 9);
+    expect((BigInt(hasher.lastHi >>> 0) << 32n) | BigInt(hasher.lastLo >>> 0)).toBe(
+      api.h64Raw(new Uint8Array(tokens.buffer, 0, 12), (7n << 32n) | 9n),
+    );
+  });
+
   it('the embedded module is the compiled .wat (run scripts/build-wasm.mjs after editing it)', async () => {
     const bytes = await compile();
     expect(bytes.toString('base64')).toBe(XXH64_WASM_BASE64);

@@ -212,6 +212,46 @@ describe('prefix_hash', () => {
   });
 });
 
+describe('prefix_hash memory', () => {
+  it('a select of a prompt of at most one block allocates nothing, as a plain array or a Uint32Array', () => {
+    // Run in a child with a young generation large enough that no collection hides garbage; the
+    // least of three rounds, as code the compiler emits meanwhile lands in the heap too.
+    const script = `
+      import { createPolicy, WorkerRegistry } from './src/index.ts';
+      const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+      for (let i = 0; i < 64; i++) await registry.register({ url: 'http://w' + i + ':8000', models: ['m'] });
+      const workers = registry.getByModel('m');
+      let seed = 7;
+      const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+      const plain = Array.from({ length: 512 }, () => Array.from({ length: 256 }, () => next() % 150000));
+      const out = {};
+      for (const [kind, prompts] of [['plain', plain], ['typed', plain.map((p) => Uint32Array.from(p))]]) {
+        const policy = createPolicy('prefix_hash');
+        const requests = prompts.map((tokens) => ({ tokens }));
+        const run = (n) => { for (let i = 0; i < n; i++) policy.select(workers, requests[i % 512]); };
+        run(20000);
+        out[kind] = Infinity;
+        for (let round = 0; round < 3; round++) {
+          globalThis.gc();
+          const before = process.memoryUsage().heapUsed;
+          run(20000);
+          out[kind] = Math.min(out[kind], (process.memoryUsage().heapUsed - before) / 20000);
+        }
+      }
+      console.log(JSON.stringify(out));
+    `;
+    const flags = ['--expose-gc', '--max-semi-space-size=64', '--import', 'tsx'];
+    const perSelect = JSON.parse(
+      execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script], {
+        encoding: 'utf8',
+      }),
+    ) as { plain: number; typed: number };
+
+    expect(perSelect.plain).toBeLessThan(1); // bytes per select
+    expect(perSelect.typed).toBeLessThan(1);
+  });
+});
+
 describe('prefix_hash on odd candidate lists', () => {
   it('skips holes, undefined, null, plain objects and numbers: the same pick as the workers alone, never a throw', async () => {
     const { registry } = await registryFleet(3);

@@ -5,6 +5,12 @@
  * - A prompt of at most one block goes where the registry's ring walk from xxh64 of its
  *   little-endian uint32 bytes (seed 0) meets the first available worker within the load bound
  *   (the least loaded met, when none is).
+ * - With no table of seen prefixes (`maxTrackedPrefixes: 0`), a prompt of any length goes where
+ *   the ring walk from xxh64 of its first block meets an available worker.
+ * - Past a branch point — a prefix that two prompts continued differently — a prompt goes where
+ *   the ring walk from its chained key says: xxh64 of its tokens through the shortest probe (⅛,
+ *   ¼, ½ or all of the next block) that tells the two continuations apart, seeded with xxh64 of
+ *   the prefix.
  * - A plain array, a `Uint32Array` and a `Uint32Array` viewing the middle of a larger buffer
  *   holding the same tokens pick the same worker on every request of a sequence, prompts longer
  *   than a block (and the table of seen prefixes) included.
@@ -75,6 +81,85 @@ describe('prefix_hash placement', () => {
             expect(picked?.url).toBe(expected);
             picked?.acquire();
           }
+          registry.close();
+        },
+      ),
+      runs(60, 300),
+    );
+  });
+
+  it('without a table, a prompt of any length goes where the ring walk from its first block’s xxh64 says', async () => {
+    const hasher = await loadHasher();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 24 }),
+        fc.array(fc.array(token, { minLength: 1, maxLength: 4 * BLOCK }), { maxLength: 12 }),
+        async (n, prompts) => {
+          const { registry, workers } = await fleet(
+            Array.from({ length: n }, () => ({ leases: 0, ready: true })),
+          );
+          const ring = registry.getHashRing('m')!;
+          const policy = createPolicy('prefix_hash', {
+            prefixTokens: BLOCK,
+            maxTrackedPrefixes: 0,
+          });
+          for (const prompt of prompts) {
+            hasher.hashBytes(new Uint8Array(Uint32Array.from(prompt.slice(0, BLOCK)).buffer));
+            const expected = ring.findByHash(hasher.last);
+
+            for (const tokens of [prompt, Uint32Array.from(prompt), offsetView(prompt)])
+              expect(policy.select(workers, { tokens })?.url).toBe(expected);
+          }
+          registry.close();
+        },
+      ),
+      runs(40, 200),
+    );
+  });
+
+  it('past a branch point, a prompt goes where the ring walk from its chained key says', async () => {
+    const hasher = await loadHasher();
+    const block = fc.array(token, { minLength: BLOCK, maxLength: BLOCK });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 24 }),
+        block,
+        block,
+        block,
+        fc.constantFrom('plain', 'typed', 'view'),
+        async (n, shared, mine, other, kind) => {
+          fc.pre(mine.some((t, i) => t !== other[i]));
+          const { registry, workers } = await fleet(
+            Array.from({ length: n }, () => ({ leases: 0, ready: true })),
+          );
+          const ring = registry.getHashRing('m')!;
+          const policy = createPolicy('prefix_hash', { prefixTokens: BLOCK });
+          const as = (prompt: number[]) =>
+            kind === 'plain'
+              ? prompt
+              : kind === 'typed'
+                ? Uint32Array.from(prompt)
+                : offsetView(prompt);
+          // Two requests learn `shared` and its first continuation; a third continues it otherwise.
+          for (const prompt of [
+            [...shared, ...mine],
+            [...shared, ...mine],
+            [...shared, ...other],
+          ])
+            policy.select(workers, { tokens: as(prompt) });
+          const bytes = (words: readonly number[]) =>
+            new Uint8Array(Uint32Array.from(words).buffer);
+          // The shortest probe that tells the continuations apart: ⅛, ¼, ½ of the block, or all.
+          const length = [BLOCK / 8, BLOCK / 4, BLOCK / 2, BLOCK].find(
+            (l) => mine.slice(0, l).join() !== other.slice(0, l).join(),
+          )!;
+          hasher.hashBytes(bytes(shared));
+          hasher.chainBytes(bytes(mine.slice(0, length)));
+          const expected = ring.findByHash(hasher.last);
+
+          const picked = policy.select(workers, { tokens: as([...shared, ...mine]) });
+
+          expect(picked?.url).toBe(expected);
           registry.close();
         },
       ),

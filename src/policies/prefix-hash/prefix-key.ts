@@ -6,11 +6,14 @@
  * the deepest *branch point* — a prefix that earlier requests continued in two different ways —
  * whichever is the shortest that told those continuations apart; the branch point itself when
  * the prompt ends before that; with no branch point known, the first block's hash. Stable across
- * processes for the same table contents.
+ * processes for the same table contents. Token blocks are hashed by the block hasher (each block
+ * copied into its memory once, its hashes computed there), text by xxhash-wasm; hash halves are
+ * kept as signed 32-bit integers.
  *
  * @module
  * @internal
  */
+import { blockHasher } from '../../core/block-hasher.js';
 import type { Hasher } from '../../core/hash.js';
 import { NO_NEXT, OTHER_NEXT, PROBES, type PrefixTable } from './prefix-table.js';
 
@@ -19,18 +22,17 @@ export class PrefixKey {
   readonly #block: number;
   readonly #maxBlocks: number;
   readonly #table: PrefixTable | undefined;
-  /** One block of token ids, and its byte view. */
-  readonly #words: Uint32Array;
-  readonly #bytes: Uint8Array;
-  /** `#views[k]` is a byte view of the first k words (a short block or a probe), made on first use. */
-  readonly #views: (Uint8Array | undefined)[];
   /** The probes of the block being walked (see {@link PROBES}). */
-  readonly #probeHi = new Uint32Array(PROBES);
-  readonly #probeLo = new Uint32Array(PROBES);
+  readonly #probeHi = new Int32Array(PROBES);
+  readonly #probeLo = new Int32Array(PROBES);
   /** The table slots of the prefixes walked by the current request, shallowest first. */
   readonly #path: Int32Array;
+  // Hash halves are kept as signed 32-bit integers: values V8 passes on without boxing them.
   #hi = 0;
   #lo = 0;
+  /** The last {@link PrefixKey.#hashPart}. */
+  #partHi = 0;
+  #partLo = 0;
 
   /**
    * @param blockTokens - N, tokens per block.
@@ -41,18 +43,15 @@ export class PrefixKey {
     this.#block = blockTokens;
     this.#maxBlocks = Math.max(1, maxBlocks);
     this.#table = table;
-    this.#words = new Uint32Array(blockTokens);
-    this.#bytes = new Uint8Array(this.#words.buffer);
-    this.#views = new Array<Uint8Array | undefined>(blockTokens).fill(undefined);
     this.#path = new Int32Array(table === undefined ? 0 : this.#maxBlocks);
   }
 
-  /** High 32 bits of the last key. */
+  /** High 32 bits of the last key, as a signed 32-bit integer (the ring reads it unsigned). */
   get hi(): number {
     return this.#hi;
   }
 
-  /** Low 32 bits of the last key. */
+  /** Low 32 bits of the last key, signed like {@link PrefixKey.hi}. */
   get lo(): number {
     return this.#lo;
   }
@@ -75,9 +74,12 @@ export class PrefixKey {
       tokens.length > 0
     ) {
       const units = tokens.length;
-      this.#hashFirst(hasher, tokens, Math.min(units, size));
-      this.#hi = hasher.hi;
-      this.#lo = hasher.lo;
+      const words = blockHasher();
+      const count = Math.min(units, size);
+      words.loadWords(tokens, 0, count);
+      words.hashWords(count, 0, 0);
+      this.#hi = words.lastHi;
+      this.#lo = words.lastLo;
       if (units >= size + probeLength(0, size) && this.#table !== undefined) {
         this.#follow(hasher, this.#table, tokens, undefined, units, size);
       }
@@ -86,8 +88,8 @@ export class PrefixKey {
     if (typeof text === 'string' && text.length > 0) {
       const units = text.length;
       hasher.hashString(units <= 4 * size ? text : text.slice(0, 4 * size));
-      this.#hi = hasher.hi;
-      this.#lo = hasher.lo;
+      this.#hi = hasher.hi | 0;
+      this.#lo = hasher.lo | 0;
       if (units >= 4 * size + probeLength(0, 4 * size) && this.#table !== undefined) {
         this.#follow(hasher, this.#table, undefined, text, units, 4 * size);
       }
@@ -117,15 +119,14 @@ export class PrefixKey {
     units: number,
     size: number,
   ): void {
+    // The hash of the prefix before the block walked: the key so far, and the next one's seed.
     let hi = this.#hi;
     let lo = this.#lo;
-    let seed = hasher.last;
     let slot = table.find(hi, lo);
     if (slot < 0) {
       table.insert(hi, lo);
       return;
     }
-    const copies = text === undefined && !(tokens instanceof Uint32Array);
     const limit = Math.min(units, this.#maxBlocks * size);
     const path = this.#path;
     let walked = 0;
@@ -133,7 +134,7 @@ export class PrefixKey {
     for (let start = size; start < limit; start += size) {
       path[walked++] = slot;
       const avail = Math.min(limit - start, size);
-      if (copies) copyWords(tokens!, start, avail, this.#words);
+      if (tokens !== undefined) blockHasher().loadWords(tokens, start, avail);
       // Past a branch point, the key is the prefix through the shortest probe that told its
       // branches apart: the same for every turn of a conversation, even a first turn that ends
       // inside this block. A prompt too short for it stays on the branch point itself.
@@ -145,23 +146,22 @@ export class PrefixKey {
           this.#hi = hi;
           this.#lo = lo;
         } else if (length < size) {
-          this.#hashPart(hasher, tokens, text, start, length, seed);
-          this.#hi = hasher.hi;
-          this.#lo = hasher.lo;
+          this.#hashPart(hasher, text, start, length, hi, lo);
+          this.#hi = this.#partHi;
+          this.#lo = this.#partLo;
         }
       }
       if (avail < size) return;
-      this.#hashPart(hasher, tokens, text, start, size, seed);
-      const nextHi = hasher.hi;
-      const nextLo = hasher.lo;
-      const nextSeed = hasher.last;
+      this.#hashPart(hasher, text, start, size, hi, lo);
+      const nextHi = this.#partHi;
+      const nextLo = this.#partLo;
       if (depth === PROBES) {
         this.#hi = nextHi;
         this.#lo = nextLo;
       }
       const state = table.compare(slot, nextLo);
       if (state === NO_NEXT || state === OTHER_NEXT) {
-        this.#probe(hasher, tokens, text, start, size, seed);
+        this.#probe(hasher, text, start, size, hi, lo);
         if (state === NO_NEXT) table.setNext(slot, nextLo, this.#probeLo);
         else {
           const found = table.setBranch(slot, this.#probeLo);
@@ -174,7 +174,6 @@ export class PrefixKey {
       if (passed && !table.leadsToBranch(slot)) return;
       hi = nextHi;
       lo = nextLo;
-      seed = nextSeed;
       slot = table.find(hi, lo);
       if (slot < 0) {
         table.insert(hi, lo);
@@ -191,84 +190,42 @@ export class PrefixKey {
   /** Hashes the {@link PROBES} probes of the block at `start` into `#probeHi` / `#probeLo`. */
   #probe(
     hasher: Hasher,
-    tokens: ArrayLike<number> | undefined,
     text: string | undefined,
     start: number,
     size: number,
-    seed: bigint,
+    seedHi: number,
+    seedLo: number,
   ): void {
     for (let depth = 0; depth < PROBES; depth++) {
-      this.#hashPart(hasher, tokens, text, start, probeLength(depth, size), seed);
-      this.#probeHi[depth] = hasher.hi;
-      this.#probeLo[depth] = hasher.lo;
+      this.#hashPart(hasher, text, start, probeLength(depth, size), seedHi, seedLo);
+      this.#probeHi[depth] = this.#partHi;
+      this.#probeLo[depth] = this.#partLo;
     }
   }
 
   /**
-   * Hashes `count` units from `start` seeded with `seed` (the prefix before `start`). Plain token
-   * arrays must already be copied into `#words` from `start`.
+   * Hashes `count` units from `start` seeded with the hash `seedHi:seedLo` of the prefix before
+   * `start`, into `#partHi` / `#partLo`: characters of `text`, else the first `count` tokens
+   * loaded from `start` into the block hasher.
    */
   #hashPart(
     hasher: Hasher,
-    tokens: ArrayLike<number> | undefined,
     text: string | undefined,
     start: number,
     count: number,
-    seed: bigint,
+    seedHi: number,
+    seedLo: number,
   ): void {
-    if (text !== undefined) hasher.chainString(text.slice(start, start + count), seed);
-    else if (tokens instanceof Uint32Array) {
-      hasher.chainBytes(
-        new Uint8Array(tokens.buffer, tokens.byteOffset + 4 * start, 4 * count),
-        seed,
-      );
-    } else hasher.chainBytes(count === this.#block ? this.#bytes : this.#partial(count), seed);
-  }
-
-  /** Hashes the first block (`count` tokens, seed 0). */
-  #hashFirst(hasher: Hasher, tokens: ArrayLike<number>, count: number): void {
-    if (tokens instanceof Uint32Array) {
-      if (tokens.length > count) {
-        // Already little-endian uint32 words: hash the first block in place.
-        hasher.hashBytes(new Uint8Array(tokens.buffer, tokens.byteOffset, 4 * count));
-        return;
-      }
-      // A prompt of at most one block: one copy into the block buffer costs less than a view.
-      this.#words.set(tokens);
-    } else copyWords(tokens, 0, count, this.#words);
-    hasher.hashBytes(count === this.#block ? this.#bytes : this.#partial(count));
-  }
-
-  #partial(count: number): Uint8Array {
-    let view = this.#views[count];
-    if (view === undefined) {
-      view = new Uint8Array(this.#words.buffer, 0, 4 * count);
-      this.#views[count] = view;
+    if (text !== undefined) {
+      hasher.chainStringFrom(text.slice(start, start + count), seedHi, seedLo);
+      this.#partHi = hasher.hi | 0;
+      this.#partLo = hasher.lo | 0;
+      return;
     }
-    return view;
-  }
-}
-
-/**
- * Copies `count` token ids from `start` into `words`. A token id is an unsigned 32-bit integer;
- * anything else (NaN, 1.5, -3, 2⁴⁰, a bigint, a string, a hole) reads as 0 — `>>>` would throw on
- * a bigint or a symbol. Four tokens per iteration: about a fifth faster than one.
- */
-function copyWords(tokens: ArrayLike<number>, start: number, count: number, words: Uint32Array) {
-  let i = 0;
-  for (; i + 4 <= count; i += 4) {
-    const a: unknown = tokens[start + i];
-    const b: unknown = tokens[start + i + 1];
-    const c: unknown = tokens[start + i + 2];
-    const d: unknown = tokens[start + i + 3];
-    words[i] = typeof a === 'number' && a >>> 0 === a ? a : 0;
-    words[i + 1] = typeof b === 'number' && b >>> 0 === b ? b : 0;
-    words[i + 2] = typeof c === 'number' && c >>> 0 === c ? c : 0;
-    words[i + 3] = typeof d === 'number' && d >>> 0 === d ? d : 0;
-  }
-  for (; i < count; i++) {
-    const t: unknown = tokens[start + i];
-    words[i] = typeof t === 'number' && t >>> 0 === t ? t : 0;
+    const words = blockHasher();
+    words.hashWords(count, seedHi, seedLo);
+    this.#partHi = words.lastHi;
+    this.#partLo = words.lastLo;
   }
 }
 

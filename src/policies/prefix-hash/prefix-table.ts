@@ -42,12 +42,12 @@ export const BRANCH = 3;
 /**
  * @internal A 4-way set-associative table of 64-bit prefix hashes with least-recently-used
  * replacement per bucket. Memory: 32 bytes per slot, allocated once. Every method is O(1) and
- * allocates nothing.
+ * allocates nothing. Hashes come as two 32-bit halves, signed or unsigned alike (stored signed).
  */
 export class PrefixTable {
   readonly #mask: number;
   /** `STRIDE` words per slot; the last-use stamps are clock readings compared modulo 2³². */
-  readonly #words: Uint32Array;
+  readonly #words: Int32Array;
   #clock = 0;
 
   /** Holds at least `capacity` hashes (rounded up to 4 × a power of two). */
@@ -55,7 +55,7 @@ export class PrefixTable {
     let buckets = 1;
     while (buckets * WAYS < capacity) buckets *= 2;
     this.#mask = buckets - 1;
-    this.#words = new Uint32Array(buckets * WAYS * STRIDE);
+    this.#words = new Int32Array(buckets * WAYS * STRIDE);
   }
 
   /** Slots in the table. */
@@ -65,12 +65,15 @@ export class PrefixTable {
 
   /** The slot holding (hi, lo), marked as just used, or -1. */
   find(hi: number, lo: number): number {
+    hi |= 0;
+    lo |= 0;
     const words = this.#words;
     const first = (lo & this.#mask) * WAYS;
     for (let slot = first; slot < first + WAYS; slot++) {
       const at = STRIDE * slot;
       if (words[at + 1] === lo && words[at] === hi && (words[at + FLAGS]! & OCCUPIED) !== 0) {
-        words[at + STAMP] = ++this.#clock;
+        this.#clock = (this.#clock + 1) | 0;
+        words[at + STAMP] = this.#clock;
         return slot;
       }
     }
@@ -80,7 +83,7 @@ export class PrefixTable {
   /** Stores (hi, lo), known to be absent, in a free or the least recently used slot of its bucket. */
   insert(hi: number, lo: number): void {
     const words = this.#words;
-    const clock = ++this.#clock;
+    const clock = (this.#clock = (this.#clock + 1) | 0);
     const first = (lo & this.#mask) * WAYS;
     let victim = first;
     let oldest = -1;
@@ -105,6 +108,7 @@ export class PrefixTable {
 
   /** How the prefix in `slot` was continued so far, compared with a continuation whose hash's low word is `lo`. */
   compare(slot: number, lo: number): number {
+    lo |= 0;
     const words = this.#words;
     const at = STRIDE * slot;
     const f = words[at + FLAGS]!;
@@ -114,7 +118,7 @@ export class PrefixTable {
   }
 
   /** Records the first continuation of the prefix in `slot`: its hash's and its probes' low words. */
-  setNext(slot: number, lo: number, probes: Uint32Array): void {
+  setNext(slot: number, lo: number, probes: Int32Array | Uint32Array): void {
     const words = this.#words;
     const at = STRIDE * slot;
     words[at + NEXT] = lo;
@@ -127,11 +131,11 @@ export class PrefixTable {
    * differs from the recorded one. @returns the branch's depth: the index of the shortest probe
    * that tells the two apart, {@link PROBES} when only the whole block does.
    */
-  setBranch(slot: number, probes: Uint32Array): number {
+  setBranch(slot: number, probes: Int32Array | Uint32Array): number {
     const words = this.#words;
     const at = STRIDE * slot;
     let depth = 0;
-    while (depth < PROBES && words[at + SUBS + depth] === probes[depth]) depth++;
+    while (depth < PROBES && words[at + SUBS + depth] === (probes[depth]! | 0)) depth++;
     words[at + FLAGS] = words[at + FLAGS]! | BRANCHES | (depth << DEPTH_SHIFT);
     return depth;
   }
