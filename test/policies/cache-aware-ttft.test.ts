@@ -20,9 +20,13 @@ const promptOf = (seed: number, pages: number) =>
   Array.from({ length: pages * PAGE }, (_, i) => 1_000 + seed * 100_000 + i);
 
 async function fleet(n: number, prefix = 'w'): Promise<readonly Worker[]> {
+  return fleetOf(Array.from({ length: n }, (_, i) => `http://${prefix}${i}:8000`));
+}
+
+/** A registry of `urls`, registered in that order: its candidate list. */
+async function fleetOf(urls: readonly string[]): Promise<readonly Worker[]> {
   const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
-  for (let i = 0; i < n; i++)
-    await registry.register({ url: `http://${prefix}${i}:8000`, models: ['m'] });
+  for (const url of urls) await registry.register({ url, models: ['m'] });
   return registry.getByModel('m');
 }
 
@@ -163,11 +167,11 @@ describe('cache_aware decideBy ttft: near-ties', () => {
     release(leases);
   });
 
-  it('between equal holders go by the prompt (the same worker every time; different prompts spread), and two instances with the same state agree', async () => {
+  it('between equal holders go by the prompt (the same worker every time; different prompts spread), and two instances with the same state agree, whatever the order of their candidates', async () => {
     // Arrange: two routers' policies over two registries of the same URLs; every worker holds
-    // every prompt's first page.
+    // every prompt's first page; the second registry lists the workers in another order.
     const a = await fleet(8);
-    const b = await fleet(8);
+    const b = await fleetOf(Array.from({ length: 8 }, (_, i) => `http://w${(i * 5) % 8}:8000`));
     const pa = createPolicy('cache_aware');
     const pb = createPolicy('cache_aware');
     const prompts = Array.from({ length: 64 }, (_, i) => promptOf(100 + i, 4));
@@ -184,6 +188,7 @@ describe('cache_aware decideBy ttft: near-ties', () => {
     const chosenB = prompts.map((tokens) => pb.select(b, { model: 'm', tokens })!.url);
 
     // Assert
+    expect(b.map((w) => w.url)).not.toEqual(a.map((w) => w.url));
     expect(again).toEqual(chosenA);
     expect(chosenB).toEqual(chosenA);
     expect(new Set(chosenA).size).toBeGreaterThanOrEqual(6);

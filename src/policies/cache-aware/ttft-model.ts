@@ -9,8 +9,8 @@
  * prefill speed learned from first tokens. The lowest wins; near-ties (within
  * `max(TIE_MS, TIE_SHARE × best)`) go to the candidate holding the most of the prompt, then to
  * the one with the fewest requests in flight (decode work the model does not price), then to
- * the first in the prompt's rendezvous order (a hash of the prompt's last units and the worker's
- * URL), so routers that see the same state agree, and different prompts spread. A prompt no
+ * the first in the prompt's rendezvous order (`tie-order.ts`: a hash of the prompt's last units
+ * mixed with one of the worker's URL), so routers that see the same state agree, and different prompts spread. A prompt no
  * candidate holds any of (a miss) is scored the same way, over every candidate, and its ties go
  * first to the prompt's owner on the hash ring (`missPlacement: 'ring'`), where every router
  * sends a new prefix.
@@ -26,6 +26,7 @@ import type { Worker } from '../../workers/worker.js';
 import type { SelectRequest } from '../policy.js';
 import type { LoadTable, StoredLoad } from '../support/load-table.js';
 import type { CandidateScan } from './candidate-scan.js';
+import { TieOrder } from './tie-order.js';
 
 /** @internal Near-ties: within this many ms of the best… */
 export const TIE_MS = 5;
@@ -90,7 +91,7 @@ export class TtftModel {
   /** The prompt's usable units, and units per token. */
   #promptUnits = 0;
   #unitsPerToken = 1;
-  #promptHash = 0;
+  readonly #order = new TieOrder();
   #minLoad = 0;
   /** What the last choice predicted: winner and runner-up. */
   readonly winner: PredictedFigures = figures();
@@ -147,7 +148,7 @@ export class TtftModel {
     }
     this.#promptUnits = units;
     this.#unitsPerToken = unitsPerToken;
-    this.#promptHash = promptHash(key);
+    this.#order.begin(key);
     this.#minLoad = minLoad;
     if (n > this.#ttft.length) {
       let size = this.#ttft.length;
@@ -298,8 +299,8 @@ export class TtftModel {
       }
       if (held < 0 || lighter < 0) continue;
       tied = true;
-      if (winRank < 0) winRank = rank(this.#promptHash, workers[win]!.url);
-      const r = rank(this.#promptHash, workers[i]!.url);
+      if (winRank < 0) winRank = this.#order.rank(workers, win);
+      const r = this.#order.rank(workers, i);
       if (r > winRank || (r === winRank && i < win)) {
         win = i;
         winRank = r;
@@ -343,30 +344,4 @@ export class TtftModel {
     into.tokensPerSecond = this.#scan.speedOf(i) * 1000;
     into.ttftMs = this.#ttft[i]!;
   }
-}
-
-/** FNV-1a over the last 16 units of `key`, and its length: the prompt's rendezvous seed. */
-function promptHash(key: string | ArrayLike<number>): number {
-  let h = 0x811c9dc5 ^ key.length;
-  const end = key.length;
-  const start = end > 16 ? end - 16 : 0;
-  if (typeof key === 'string') {
-    for (let i = start; i < end; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  } else {
-    for (let i = start; i < end; i++) {
-      const unit = key[i];
-      h = Math.imul(h ^ (typeof unit === 'number' ? unit >>> 0 : 0), 0x01000193);
-    }
-  }
-  return h >>> 0;
-}
-
-/** The rendezvous weight of `url` for a prompt: FNV-1a of the URL from the prompt's seed, mixed. */
-function rank(seed: number, url: string): number {
-  let h = seed ^ 0x9e3779b9;
-  for (let i = 0; i < url.length; i++) h = Math.imul(h ^ url.charCodeAt(i), 0x01000193);
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x2c1b3c6d);
-  h ^= h >>> 12;
-  return h >>> 0;
 }
