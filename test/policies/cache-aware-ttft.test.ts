@@ -167,6 +167,36 @@ describe('cache_aware decideBy ttft: near-ties', () => {
     release(leases);
   });
 
+  it('between equally busy workers go to the one whose queue started first (nearest its next first token)', async () => {
+    for (const early of [0, 1]) {
+      // Arrange: 10 tokens per ms; both workers hold half the prompt, and each has one request
+      // of 1,000 tokens awaiting its first token, the `early` one's charged at 0 ms, the other's
+      // at 50 ms; now is 80 ms.
+      const workers = await fleet(2);
+      let now = 0;
+      const clock = () => now;
+      const policy = createPolicy('cache_aware', { prefillTokensPerSecond: 10_000, clock });
+      const tokens = promptOf(20, 4);
+      for (const w of workers) holds(policy, w, tokens, 2); // both hold the first 2 pages
+      const charged = (worker: Worker) => {
+        const lease = worker.acquire();
+        chargePrefill(lease, 1_000, 0, clock, 10);
+        return lease;
+      };
+      const leases = [charged(workers[early]!)];
+      now = 50;
+      leases.push(charged(workers[1 - early]!));
+      now = 80;
+
+      // Act: predicted (1,000 + 32) / 10 ms on either worker.
+      const chosen = policy.select(workers, { model: 'm', tokens });
+
+      // Assert: 200 tokens left on the early one against 700.
+      expect(chosen).toBe(workers[early]);
+      release(leases);
+    }
+  });
+
   it('between equal holders go by the prompt (the same worker every time; different prompts spread), and two instances with the same state agree, whatever the order of their candidates', async () => {
     // Arrange: two routers' policies over two registries of the same URLs; every worker holds
     // every prompt's first page; the second registry lists the workers in another order.

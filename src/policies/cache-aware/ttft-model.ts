@@ -4,13 +4,15 @@
  *     TTFT_i = (Q_i + U_i) / S_i
  *
  * with Q_i the prefill work queued ahead on the worker (tokens: what this router's leases awaiting
- * a first token were charged, or a fresh load report's queue when it says more), U_i the request's tokens the worker does not hold
- * (the prompt less what the tree or the engine's events credit it with), and S_i the worker's
- * prefill speed learned from first tokens. The lowest wins; near-ties (within
- * `max(TIE_MS, TIE_SHARE × best)`) go to the candidate holding the most of the prompt, then to
- * the one with the fewest requests in flight (decode work the model does not price), then to
- * the first in the prompt's rendezvous order (`tie-order.ts`: a hash of the prompt's last units
- * mixed with one of the worker's URL), so routers that see the same state agree, and different prompts spread. A prompt no
+ * a first token were charged, or a fresh load report's queue when it says more), U_i the
+ * request's tokens the worker does not hold (the prompt less what the tree or the engine's events
+ * credit it with), and S_i the worker's prefill speed learned from first tokens. The lowest wins;
+ * near-ties (within `max(TIE_MS, TIE_SHARE × best)`) go to the candidate holding the most of the
+ * prompt, then to the one with the least of its queue left (Q_i less what S_i has prefilled since
+ * the queue last moved: the one nearest its next first token), then to the one with the fewest
+ * requests in flight (decode work the model does not price), then to the first in the prompt's
+ * rendezvous order (`tie-order.ts`: a hash of the prompt's last units mixed with one of the
+ * worker's URL), so routers that see the same state agree, and different prompts spread. A prompt no
  * candidate holds any of (a miss) is scored the same way, over every candidate, and its ties go
  * first to the prompt's owner on the hash ring (`missPlacement: 'ring'`), where every router
  * sends a new prefix.
@@ -265,7 +267,7 @@ export class TtftModel {
     return t;
   }
 
-  /** The winner among the scored: lowest, near-ties to the most held, then rendezvous order. */
+  /** The winner among the scored: lowest; near-ties to the most held, least left, fewest in flight. */
   #pick(workers: readonly Worker[]): number {
     const n = this.#scoredCount;
     const ttft = this.#ttft;
@@ -276,7 +278,8 @@ export class TtftModel {
     }
     if (best === Number.POSITIVE_INFINITY) return -1;
     const within = best + Math.max(TIE_MS, TIE_SHARE * best);
-    // Near-ties: the most held, then the fewest in flight (decode work the model does not
+    // Near-ties: the most held, then the least work left ahead (the queue that started
+    // earliest is nearest its end), then the fewest in flight (decode work the model does not
     // price), then the prompt's owner on the ring, then its rendezvous order.
     const scan = this.#scan;
     let win = -1;
@@ -289,15 +292,17 @@ export class TtftModel {
         win = i;
         continue;
       }
-      const held = this.#matchedOf[i]! - this.#matchedOf[win]!;
-      const lighter = scan.loadOf(win) - scan.loadOf(i);
-      if (held > 0 || (held === 0 && lighter > 0)) {
+      // Positive: candidate i comes first by the first rule that tells them apart.
+      let first = this.#matchedOf[i]! - this.#matchedOf[win]!;
+      if (first === 0) first = scan.leftOf(win) - scan.leftOf(i);
+      if (first === 0) first = scan.loadOf(win) - scan.loadOf(i);
+      if (first > 0) {
         win = i;
         winRank = -1;
         tied = false;
         continue;
       }
-      if (held < 0 || lighter < 0) continue;
+      if (first < 0) continue;
       tied = true;
       if (winRank < 0) winRank = this.#order.rank(workers, win);
       const r = this.#order.rank(workers, i);
@@ -317,6 +322,7 @@ export class TtftModel {
         this.#isScored(o) &&
         ttft[o]! <= within &&
         this.#matchedOf[o] === this.#matchedOf[win] &&
+        scan.leftOf(o) === scan.leftOf(win) &&
         scan.loadOf(o) === scan.loadOf(win)
       )
         win = o;
