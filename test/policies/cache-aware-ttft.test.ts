@@ -72,6 +72,33 @@ describe('cache_aware decideBy ttft: queue against recompute', () => {
     release(short);
   });
 
+  it('an idle worker takes a held prompt once the holder queue costs about as much as the prefill there (ranked at 0.9, no near-tie to the holder)', async () => {
+    // Arrange: 1 token per ms; worker 0 holds the whole 512-token prompt, worker 1 is idle.
+    const workers = await fleet(2);
+    const policy = createPolicy('cache_aware', { prefillTokensPerSecond: 1_000 });
+    const tokens = promptOf(13, 32);
+    holds(policy, workers[0]!, tokens, 32);
+    holds(policy, workers[1]!, promptOf(14, 1), 1);
+
+    // Act / Assert: 520 tokens queued on the holder (520 ms) against 512 to recompute on the
+    // idle worker (ranked as 461, so the holder is no near-tie: 520 > 461 × 1.1): the idle one.
+    const queued = queue(workers[0]!, 1, 520);
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(workers[1]);
+    const why = policy.explain()!;
+    expect(why.branch).toBe('holder_overloaded');
+    expect(why.predicted?.winner.ttftMs).toBe(512); // the prediction, not the rank
+    expect(why.predicted?.runnerUp?.ttftMs).toBe(520);
+    // Not idle (more in flight than the fleet's idlest): a near-tie, so the holder keeps it.
+    const busy = [...queue(workers[1]!, 1, 0), ...queue(workers[1]!, 1, 0)];
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(workers[0]);
+    release(busy);
+    release(queued);
+    // 500 queued on the holder: a near-tie with the idle worker's 461, the holder keeps it.
+    const shorter = queue(workers[0]!, 1, 500);
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(workers[0]);
+    release(shorter);
+  });
+
   it('the same in tree mode: the tree credits the holder with the prompt it was sent', async () => {
     // Arrange
     const workers = await fleet(2);

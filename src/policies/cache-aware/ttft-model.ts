@@ -17,6 +17,12 @@
  * first to the prompt's owner on the hash ring (`missPlacement: 'ring'`), where every router
  * sends a new prefix.
  *
+ * An idle candidate (nothing queued, no more in flight than the fleet's idlest) that holds none of
+ * a prompt another candidate holds part of ranks at `SPREAD_SHARE` of its prediction: a busy
+ * holder then keeps the prompt only while its prediction is below about the idle worker's (the
+ * near-tie window no longer favours it by 10 %), so a hot prefix gains holders while the fleet
+ * has idle room.
+ *
  * A candidate past the hard guard (in flight more than `balanceAbsThreshold` above the fleet's
  * lowest and more than `balanceRelThreshold` times it) cannot win.
  *
@@ -34,6 +40,13 @@ import { TieOrder } from './tie-order.js';
 export const TIE_MS = 5;
 /** @internal …or within this share of it, whichever is more. */
 export const TIE_SHARE = 0.1;
+/**
+ * @internal An idle worker (nothing queued, no more in flight than the fleet's idlest) that holds
+ * none of a prompt some candidate holds part of is ranked at this share of its predicted time:
+ * with the near-tie window, a holder then keeps the prompt only while predicted below about 0.99
+ * times the idle worker, not 1.1 times.
+ */
+export const SPREAD_SHARE = 0.9;
 /** @internal Most candidates credited with part of a prompt (the deepest holders first). */
 export const MAX_CREDITED = 32;
 /** @internal A load report counts for the queue only when younger than this (ms). */
@@ -80,7 +93,7 @@ export class TtftModel {
   #index = new Int32Array(MAX_CREDITED);
   #units = new Float64Array(MAX_CREDITED);
   #count = 0;
-  /** Per candidate index: predicted ms, NaN when not scored in this selection. */
+  /** Per candidate index: predicted ms (as ranked: see SPREAD_SHARE), when scored in this selection. */
   #ttft = new Float64Array(64);
   #uncached = new Float64Array(64);
   #matchedOf = new Float64Array(64);
@@ -203,8 +216,8 @@ export class TtftModel {
       if (t < best) best = t;
     }
     const promptTokens = this.#promptUnits / this.#unitsPerToken;
-    if (!(best <= promptTokens / scan.fastest)) {
-      // An uncredited worker may do better: score every candidate.
+    if (!(best <= (SPREAD_SHARE * promptTokens) / scan.fastest)) {
+      // An uncredited worker may do better (or, idle, rank better): score every candidate.
       if (!scan.pass(workers)) return this.#pick(workers);
       for (let i = 0; i < workers.length; i++) {
         if (!scan.isReadAvailable(i) || this.#isScored(i)) continue;
@@ -257,7 +270,9 @@ export class TtftModel {
       }
     }
     const uncached = Math.max(this.#promptUnits - units, 0) / this.#unitsPerToken;
-    const t = guarded ? Number.POSITIVE_INFINITY : (queued + uncached) / scan.speedOf(i);
+    let t = guarded ? Number.POSITIVE_INFINITY : (queued + uncached) / scan.speedOf(i);
+    // Spreading a held prefix to an idle worker: ranked a little cheaper than predicted.
+    if (units === 0 && queued === 0 && load <= min && this.#count > 0) t *= SPREAD_SHARE;
     this.#ttft[i] = t;
     this.#uncached[i] = uncached;
     this.#matchedOf[i] = units;
@@ -348,6 +363,11 @@ export class TtftModel {
     into.queuedTokens = this.#queuedOf[i]!;
     into.uncachedTokens = this.#uncached[i]!;
     into.tokensPerSecond = this.#scan.speedOf(i) * 1000;
-    into.ttftMs = this.#ttft[i]!;
+    const t = this.#ttft[i]!;
+    // The prediction, not the rank (an idle worker spreading a prefix ranks cheaper).
+    into.ttftMs =
+      t === Number.POSITIVE_INFINITY
+        ? t
+        : (into.queuedTokens + into.uncachedTokens) / this.#scan.speedOf(i);
   }
 }
