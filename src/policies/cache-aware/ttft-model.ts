@@ -207,17 +207,22 @@ export class TtftModel {
     const reports = this.#loads.size > 0 ? this.#loads.alignedTo(workers) : undefined;
     const now = reports === undefined ? 0 : this.#loads.now();
     let best = Number.POSITIVE_INFINITY;
+    let busy = false;
     this.anyCreditedAvailable = false;
     for (let j = 0; j < this.#count; j++) {
       const i = this.#index[j]!;
       if (!scan.read(workers, i)) continue;
       this.anyCreditedAvailable = true;
       const t = this.#score(i, this.#units[j]!, reports, now);
-      if (t < best) best = t;
+      if (t < best) {
+        best = t;
+        busy = this.#queuedOf[i]! > 0;
+      }
     }
-    const promptTokens = this.#promptUnits / this.#unitsPerToken;
-    if (!(best <= (SPREAD_SHARE * promptTokens) / scan.fastest)) {
-      // An uncredited worker may do better (or, idle, rank better): score every candidate.
+    const cold = this.#promptUnits / this.#unitsPerToken / scan.fastest;
+    if (!(best <= cold) || (busy && best > SPREAD_SHARE * cold)) {
+      // An uncredited worker may do better, or (the best holder busy) an idle one rank better:
+      // score every candidate.
       if (!scan.pass(workers)) return this.#pick(workers);
       for (let i = 0; i < workers.length; i++) {
         if (!scan.isReadAvailable(i) || this.#isScored(i)) continue;
