@@ -84,11 +84,13 @@ export class LeaseState {
     this.#isCharged = true;
     this.#charged = tokens;
     this.#ahead = ahead >= 0 && Number.isFinite(ahead) ? ahead : 0;
-    rt.addPrefillTokens(tokens);
     if (clock !== undefined && priorPerMs > 0) {
       this.#clock = clock;
       this.#priorPerMs = priorPerMs;
       this.#at = clock();
+      rt.addPrefillTokens(tokens, this.#at);
+    } else {
+      rt.addPrefillTokens(tokens);
     }
     return true;
   }
@@ -106,7 +108,9 @@ export class LeaseState {
     if (this.#charged !== 0) rt.addPrefillTokens(-this.#charged);
     const clock = this.#clock;
     if (clock !== undefined) {
-      rt.observePrefill(this.#ahead + this.#charged, clock() - this.#at, this.#priorPerMs);
+      const now = clock();
+      rt.observePrefill(this.#ahead + this.#charged, now - this.#at, this.#priorPerMs);
+      rt.prefillDone(now);
       this.#clock = undefined;
     }
     return true;

@@ -35,6 +35,9 @@ export class WorkerRuntime {
   #remotePrefilling = 0;
   // Uncached prompt tokens this process's leases were charged and that await a first token.
   #prefillTokens = 0;
+  // Since when (a clock's ms) that queue has been draining: its last first token, or the charge
+  // that found it empty; NaN before any.
+  #drainSince = Number.NaN;
   // Prefill speed seen at first tokens: decayed sums of the work (tokens) and the time (ms).
   #speedTokens = 0;
   #speedMs = 0;
@@ -180,11 +183,34 @@ export class WorkerRuntime {
     return this.#prefillTokens;
   }
 
-  /** Changes {@link prefillTokens} by `delta` (never below zero; non-finite: ignored). O(1). */
-  addPrefillTokens(delta: number): void {
+  /**
+   * Changes {@link prefillTokens} by `delta` (never below zero; non-finite: ignored). A charge
+   * made at `now` (a clock's ms) on an empty queue starts its drain there
+   * ({@link queuedPrefillTokens}). O(1).
+   */
+  addPrefillTokens(delta: number, now?: number): void {
     if (!Number.isFinite(delta)) return;
+    if (now !== undefined && delta > 0 && this.#prefillTokens === 0) this.#drainSince = now;
     const next = this.#prefillTokens + delta;
     this.#prefillTokens = Math.max(next, 0);
+  }
+
+  /** A first token came out at `now` (a clock's ms): the work behind it drains from there. O(1). */
+  prefillDone(now: number): void {
+    this.#drainSince = now;
+  }
+
+  /**
+   * What is left at `now` of {@link prefillTokens}: the engine works its queue in order, so
+   * since the later of its last first token and the charge that found the queue empty it has
+   * prefilled about `perMs` tokens per ms of it. Without a time to start from, the whole queue.
+   * O(1).
+   */
+  queuedPrefillTokens(now: number, perMs: number): number {
+    const queued = this.#prefillTokens;
+    const since = this.#drainSince;
+    if (queued === 0 || Number.isNaN(since) || !(now > since)) return queued;
+    return Math.max(queued - (now - since) * perMs, 0);
   }
 
   /**

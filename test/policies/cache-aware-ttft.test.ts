@@ -20,9 +20,13 @@ const promptOf = (seed: number, pages: number) =>
   Array.from({ length: pages * PAGE }, (_, i) => 1_000 + seed * 100_000 + i);
 
 async function fleet(n: number, prefix = 'w'): Promise<readonly Worker[]> {
+  return fleetOf(Array.from({ length: n }, (_, i) => `http://${prefix}${i}:8000`));
+}
+
+/** A registry of `urls`, registered in that order: its candidate list. */
+async function fleetOf(urls: readonly string[]): Promise<readonly Worker[]> {
   const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
-  for (let i = 0; i < n; i++)
-    await registry.register({ url: `http://${prefix}${i}:8000`, models: ['m'] });
+  for (const url of urls) await registry.register({ url, models: ['m'] });
   return registry.getByModel('m');
 }
 
@@ -66,6 +70,33 @@ describe('cache_aware decideBy ttft: queue against recompute', () => {
     expect(policy.select(workers, { model: 'm', tokens })).toBe(workers[0]);
     expect(policy.explain()?.branch).toBe('event_overlap');
     release(short);
+  });
+
+  it('an idle worker takes a held prompt once the holder queue costs about as much as the prefill there (ranked at 0.9, no near-tie to the holder)', async () => {
+    // Arrange: 1 token per ms; worker 0 holds the whole 512-token prompt, worker 1 is idle.
+    const workers = await fleet(2);
+    const policy = createPolicy('cache_aware', { prefillTokensPerSecond: 1_000 });
+    const tokens = promptOf(13, 32);
+    holds(policy, workers[0]!, tokens, 32);
+    holds(policy, workers[1]!, promptOf(14, 1), 1);
+
+    // Act / Assert: 520 tokens queued on the holder (520 ms) against 512 to recompute on the
+    // idle worker (ranked as 461, so the holder is no near-tie: 520 > 461 × 1.1): the idle one.
+    const queued = queue(workers[0]!, 1, 520);
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(workers[1]);
+    const why = policy.explain()!;
+    expect(why.branch).toBe('holder_overloaded');
+    expect(why.predicted?.winner.ttftMs).toBe(512); // the prediction, not the rank
+    expect(why.predicted?.runnerUp?.ttftMs).toBe(520);
+    // Not idle (more in flight than the fleet's idlest): a near-tie, so the holder keeps it.
+    const busy = [...queue(workers[1]!, 1, 0), ...queue(workers[1]!, 1, 0)];
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(workers[0]);
+    release(busy);
+    release(queued);
+    // 500 queued on the holder: a near-tie with the idle worker's 461, the holder keeps it.
+    const shorter = queue(workers[0]!, 1, 500);
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(workers[0]);
+    release(shorter);
   });
 
   it('the same in tree mode: the tree credits the holder with the prompt it was sent', async () => {
@@ -163,11 +194,41 @@ describe('cache_aware decideBy ttft: near-ties', () => {
     release(leases);
   });
 
-  it('between equal holders go by the prompt (the same worker every time; different prompts spread), and two instances with the same state agree', async () => {
+  it('between equally busy workers go to the one whose queue started first (nearest its next first token)', async () => {
+    for (const early of [0, 1]) {
+      // Arrange: 10 tokens per ms; both workers hold half the prompt, and each has one request
+      // of 1,000 tokens awaiting its first token, the `early` one's charged at 0 ms, the other's
+      // at 50 ms; now is 80 ms.
+      const workers = await fleet(2);
+      let now = 0;
+      const clock = () => now;
+      const policy = createPolicy('cache_aware', { prefillTokensPerSecond: 10_000, clock });
+      const tokens = promptOf(20, 4);
+      for (const w of workers) holds(policy, w, tokens, 2); // both hold the first 2 pages
+      const charged = (worker: Worker) => {
+        const lease = worker.acquire();
+        chargePrefill(lease, 1_000, 0, clock, 10);
+        return lease;
+      };
+      const leases = [charged(workers[early]!)];
+      now = 50;
+      leases.push(charged(workers[1 - early]!));
+      now = 80;
+
+      // Act: predicted (1,000 + 32) / 10 ms on either worker.
+      const chosen = policy.select(workers, { model: 'm', tokens });
+
+      // Assert: 200 tokens left on the early one against 700.
+      expect(chosen).toBe(workers[early]);
+      release(leases);
+    }
+  });
+
+  it('between equal holders go by the prompt (the same worker every time; different prompts spread), and two instances with the same state agree, whatever the order of their candidates', async () => {
     // Arrange: two routers' policies over two registries of the same URLs; every worker holds
-    // every prompt's first page.
+    // every prompt's first page; the second registry lists the workers in another order.
     const a = await fleet(8);
-    const b = await fleet(8);
+    const b = await fleetOf(Array.from({ length: 8 }, (_, i) => `http://w${(i * 5) % 8}:8000`));
     const pa = createPolicy('cache_aware');
     const pb = createPolicy('cache_aware');
     const prompts = Array.from({ length: 64 }, (_, i) => promptOf(100 + i, 4));
@@ -184,6 +245,7 @@ describe('cache_aware decideBy ttft: near-ties', () => {
     const chosenB = prompts.map((tokens) => pb.select(b, { model: 'm', tokens })!.url);
 
     // Assert
+    expect(b.map((w) => w.url)).not.toEqual(a.map((w) => w.url));
     expect(again).toEqual(chosenA);
     expect(chosenB).toEqual(chosenA);
     expect(new Set(chosenA).size).toBeGreaterThanOrEqual(6);

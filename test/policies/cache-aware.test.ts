@@ -429,7 +429,8 @@ describe('cache_aware: event-driven mode', () => {
     policy.applyKvEvents(workers[3]!.url, [
       { type: 'stored', model: 'm', hashes: blockHashes(prompt.map((t) => t * 2)) },
     ]);
-    const leases = load(workers[0]!, 1);
+    // Worker 1 alone has nothing in flight.
+    const leases = [...load(workers[0]!, 1), ...load(workers[2]!, 1), ...load(workers[3]!, 2)];
 
     expect(policy.select(workers, { model: 'm', tokens: prompt })).toBe(workers[1]);
     expect(policy.stats().reasons.cache_miss).toBe(1);

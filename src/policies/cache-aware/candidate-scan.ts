@@ -46,6 +46,12 @@ export class CandidateScan {
   /** Cost mode: prefill work queued on candidate i (tokens), and its prefill speed (tokens/ms). */
   #queued = new Float64Array(64);
   #speed = new Float64Array(64);
+  /** Cost mode: what is left of that queue now, had the engine worked it since it last moved. */
+  #left = new Float64Array(64);
+  /** Cost mode: the policy's clock, read at most once per selection (`#nowAt === #epoch`). */
+  readonly #clock: () => number;
+  #now = 0;
+  #nowAt = -1;
 
   /** `#readAt[i] === #epoch`: candidate i was read in this selection. */
   #readAt = new Uint32Array(64);
@@ -78,6 +84,7 @@ export class CandidateScan {
     placement: PrefixHashPolicy | undefined,
     priorPerMs = 0,
   ) {
+    this.#clock = loads.clock;
     this.#priorPerMs = priorPerMs;
     this.fastest = priorPerMs;
     this.#spread = spread;
@@ -94,6 +101,7 @@ export class CandidateScan {
     if (++this.#epoch === 0x4000_0000) {
       this.#readAt.fill(0);
       this.#epoch = 1;
+      this.#nowAt = -1;
     }
   }
 
@@ -345,8 +353,20 @@ export class CandidateScan {
   #readCost(rt: WorkerRuntime, i: number): void {
     // This router's charges only: other routers' requests awaiting a first token (shared state)
     // weigh in the hard guard through the in-flight count, not here (see docs/cache-aware.md).
-    this.#queued[i] = rt.prefillTokens;
+    // What is left of them orders near-ties only: as a prediction it is too hopeful (an engine's
+    // steps also cost its decoding, and other routers' requests may be ahead).
     const speed = rt.prefillSpeed(this.#priorPerMs);
+    if (rt.prefillTokens > 0) {
+      if (this.#nowAt !== this.#epoch) {
+        this.#now = this.#clock();
+        this.#nowAt = this.#epoch;
+      }
+      this.#queued[i] = rt.prefillTokens;
+      this.#left[i] = rt.queuedPrefillTokens(this.#now, speed);
+    } else {
+      this.#queued[i] = 0;
+      this.#left[i] = 0;
+    }
     this.#speed[i] = speed;
     if (speed > this.fastest) this.fastest = speed;
   }
@@ -359,6 +379,14 @@ export class CandidateScan {
   /** Cost mode: the prefill work queued on candidate i (tokens), as read. */
   queuedOf(i: number): number {
     return this.#queued[i]!;
+  }
+
+  /**
+   * Cost mode: what is left of candidate i's queued prefill work (tokens) had its engine worked
+   * it at the speed read since its last first token (or since the charge that found it empty).
+   */
+  leftOf(i: number): number {
+    return this.#left[i]!;
   }
 
   /** Cost mode: candidate i's prefill speed (tokens per ms), as read. */
@@ -474,8 +502,10 @@ export class CandidateScan {
     this.#active = new Int32Array(size);
     this.#queued = new Float64Array(size);
     this.#speed = new Float64Array(size);
+    this.#left = new Float64Array(size);
 
     this.#readAt = new Uint32Array(size);
     this.#epoch = 0;
+    this.#nowAt = -1;
   }
 }

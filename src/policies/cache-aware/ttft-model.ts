@@ -4,16 +4,24 @@
  *     TTFT_i = (Q_i + U_i) / S_i
  *
  * with Q_i the prefill work queued ahead on the worker (tokens: what this router's leases awaiting
- * a first token were charged, or a fresh load report's queue when it says more), U_i the request's tokens the worker does not hold
- * (the prompt less what the tree or the engine's events credit it with), and S_i the worker's
- * prefill speed learned from first tokens. The lowest wins; near-ties (within
- * `max(TIE_MS, TIE_SHARE × best)`) go to the candidate holding the most of the prompt, then to
- * the one with the fewest requests in flight (decode work the model does not price), then to
- * the first in the prompt's rendezvous order (a hash of the prompt's last units and the worker's
- * URL), so routers that see the same state agree, and different prompts spread. A prompt no
+ * a first token were charged, or a fresh load report's queue when it says more), U_i the
+ * request's tokens the worker does not hold (the prompt less what the tree or the engine's events
+ * credit it with), and S_i the worker's prefill speed learned from first tokens. The lowest wins;
+ * near-ties (within `max(TIE_MS, TIE_SHARE × best)`) go to the candidate holding the most of the
+ * prompt, then to the one with the least of its queue left (Q_i less what S_i has prefilled since
+ * the queue last moved: the one nearest its next first token), then to the one with the fewest
+ * requests in flight (decode work the model does not price), then to the first in the prompt's
+ * rendezvous order (`tie-order.ts`: a hash of the prompt's last units mixed with one of the
+ * worker's URL), so routers that see the same state agree, and different prompts spread. A prompt no
  * candidate holds any of (a miss) is scored the same way, over every candidate, and its ties go
  * first to the prompt's owner on the hash ring (`missPlacement: 'ring'`), where every router
  * sends a new prefix.
+ *
+ * An idle candidate (nothing queued, no more in flight than the fleet's idlest) that holds none of
+ * a prompt another candidate holds part of ranks at `SPREAD_SHARE` of its prediction: a busy
+ * holder then keeps the prompt only while its prediction is below about the idle worker's (the
+ * near-tie window no longer favours it by 10 %), so a hot prefix gains holders while the fleet
+ * has idle room.
  *
  * A candidate past the hard guard (in flight more than `balanceAbsThreshold` above the fleet's
  * lowest and more than `balanceRelThreshold` times it) cannot win.
@@ -26,11 +34,19 @@ import type { Worker } from '../../workers/worker.js';
 import type { SelectRequest } from '../policy.js';
 import type { LoadTable, StoredLoad } from '../support/load-table.js';
 import type { CandidateScan } from './candidate-scan.js';
+import { TieOrder } from './tie-order.js';
 
 /** @internal Near-ties: within this many ms of the best… */
 export const TIE_MS = 5;
 /** @internal …or within this share of it, whichever is more. */
 export const TIE_SHARE = 0.1;
+/**
+ * @internal An idle worker (nothing queued, no more in flight than the fleet's idlest) that holds
+ * none of a prompt some candidate holds part of is ranked at this share of its predicted time:
+ * with the near-tie window, a holder then keeps the prompt only while predicted below about 0.99
+ * times the idle worker, not 1.1 times.
+ */
+export const SPREAD_SHARE = 0.9;
 /** @internal Most candidates credited with part of a prompt (the deepest holders first). */
 export const MAX_CREDITED = 32;
 /** @internal A load report counts for the queue only when younger than this (ms). */
@@ -77,7 +93,7 @@ export class TtftModel {
   #index = new Int32Array(MAX_CREDITED);
   #units = new Float64Array(MAX_CREDITED);
   #count = 0;
-  /** Per candidate index: predicted ms, NaN when not scored in this selection. */
+  /** Per candidate index: predicted ms (as ranked: see SPREAD_SHARE), when scored in this selection. */
   #ttft = new Float64Array(64);
   #uncached = new Float64Array(64);
   #matchedOf = new Float64Array(64);
@@ -90,7 +106,7 @@ export class TtftModel {
   /** The prompt's usable units, and units per token. */
   #promptUnits = 0;
   #unitsPerToken = 1;
-  #promptHash = 0;
+  readonly #order = new TieOrder();
   #minLoad = 0;
   /** What the last choice predicted: winner and runner-up. */
   readonly winner: PredictedFigures = figures();
@@ -147,7 +163,7 @@ export class TtftModel {
     }
     this.#promptUnits = units;
     this.#unitsPerToken = unitsPerToken;
-    this.#promptHash = promptHash(key);
+    this.#order.begin(key);
     this.#minLoad = minLoad;
     if (n > this.#ttft.length) {
       let size = this.#ttft.length;
@@ -191,17 +207,22 @@ export class TtftModel {
     const reports = this.#loads.size > 0 ? this.#loads.alignedTo(workers) : undefined;
     const now = reports === undefined ? 0 : this.#loads.now();
     let best = Number.POSITIVE_INFINITY;
+    let busy = false;
     this.anyCreditedAvailable = false;
     for (let j = 0; j < this.#count; j++) {
       const i = this.#index[j]!;
       if (!scan.read(workers, i)) continue;
       this.anyCreditedAvailable = true;
       const t = this.#score(i, this.#units[j]!, reports, now);
-      if (t < best) best = t;
+      if (t < best) {
+        best = t;
+        busy = this.#queuedOf[i]! > 0;
+      }
     }
-    const promptTokens = this.#promptUnits / this.#unitsPerToken;
-    if (!(best <= promptTokens / scan.fastest)) {
-      // An uncredited worker may do better: score every candidate.
+    const cold = this.#promptUnits / this.#unitsPerToken / scan.fastest;
+    if (!(best <= cold) || (busy && best > SPREAD_SHARE * cold)) {
+      // An uncredited worker may do better, or (the best holder busy) an idle one rank better:
+      // score every candidate.
       if (!scan.pass(workers)) return this.#pick(workers);
       for (let i = 0; i < workers.length; i++) {
         if (!scan.isReadAvailable(i) || this.#isScored(i)) continue;
@@ -254,7 +275,9 @@ export class TtftModel {
       }
     }
     const uncached = Math.max(this.#promptUnits - units, 0) / this.#unitsPerToken;
-    const t = guarded ? Number.POSITIVE_INFINITY : (queued + uncached) / scan.speedOf(i);
+    let t = guarded ? Number.POSITIVE_INFINITY : (queued + uncached) / scan.speedOf(i);
+    // Spreading a held prefix to an idle worker: ranked a little cheaper than predicted.
+    if (units === 0 && queued === 0 && load <= min && this.#count > 0) t *= SPREAD_SHARE;
     this.#ttft[i] = t;
     this.#uncached[i] = uncached;
     this.#matchedOf[i] = units;
@@ -264,7 +287,7 @@ export class TtftModel {
     return t;
   }
 
-  /** The winner among the scored: lowest, near-ties to the most held, then rendezvous order. */
+  /** The winner among the scored: lowest; near-ties to the most held, least left, fewest in flight. */
   #pick(workers: readonly Worker[]): number {
     const n = this.#scoredCount;
     const ttft = this.#ttft;
@@ -275,7 +298,8 @@ export class TtftModel {
     }
     if (best === Number.POSITIVE_INFINITY) return -1;
     const within = best + Math.max(TIE_MS, TIE_SHARE * best);
-    // Near-ties: the most held, then the fewest in flight (decode work the model does not
+    // Near-ties: the most held, then the least work left ahead (the queue that started
+    // earliest is nearest its end), then the fewest in flight (decode work the model does not
     // price), then the prompt's owner on the ring, then its rendezvous order.
     const scan = this.#scan;
     let win = -1;
@@ -288,18 +312,20 @@ export class TtftModel {
         win = i;
         continue;
       }
-      const held = this.#matchedOf[i]! - this.#matchedOf[win]!;
-      const lighter = scan.loadOf(win) - scan.loadOf(i);
-      if (held > 0 || (held === 0 && lighter > 0)) {
+      // Positive: candidate i comes first by the first rule that tells them apart.
+      let first = this.#matchedOf[i]! - this.#matchedOf[win]!;
+      if (first === 0) first = scan.leftOf(win) - scan.leftOf(i);
+      if (first === 0) first = scan.loadOf(win) - scan.loadOf(i);
+      if (first > 0) {
         win = i;
         winRank = -1;
         tied = false;
         continue;
       }
-      if (held < 0 || lighter < 0) continue;
+      if (first < 0) continue;
       tied = true;
-      if (winRank < 0) winRank = rank(this.#promptHash, workers[win]!.url);
-      const r = rank(this.#promptHash, workers[i]!.url);
+      if (winRank < 0) winRank = this.#order.rank(workers, win);
+      const r = this.#order.rank(workers, i);
       if (r > winRank || (r === winRank && i < win)) {
         win = i;
         winRank = r;
@@ -316,6 +342,7 @@ export class TtftModel {
         this.#isScored(o) &&
         ttft[o]! <= within &&
         this.#matchedOf[o] === this.#matchedOf[win] &&
+        scan.leftOf(o) === scan.leftOf(win) &&
         scan.loadOf(o) === scan.loadOf(win)
       )
         win = o;
@@ -341,32 +368,11 @@ export class TtftModel {
     into.queuedTokens = this.#queuedOf[i]!;
     into.uncachedTokens = this.#uncached[i]!;
     into.tokensPerSecond = this.#scan.speedOf(i) * 1000;
-    into.ttftMs = this.#ttft[i]!;
+    const t = this.#ttft[i]!;
+    // The prediction, not the rank (an idle worker spreading a prefix ranks cheaper).
+    into.ttftMs =
+      t === Number.POSITIVE_INFINITY
+        ? t
+        : (into.queuedTokens + into.uncachedTokens) / this.#scan.speedOf(i);
   }
-}
-
-/** FNV-1a over the last 16 units of `key`, and its length: the prompt's rendezvous seed. */
-function promptHash(key: string | ArrayLike<number>): number {
-  let h = 0x811c9dc5 ^ key.length;
-  const end = key.length;
-  const start = end > 16 ? end - 16 : 0;
-  if (typeof key === 'string') {
-    for (let i = start; i < end; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  } else {
-    for (let i = start; i < end; i++) {
-      const unit = key[i];
-      h = Math.imul(h ^ (typeof unit === 'number' ? unit >>> 0 : 0), 0x01000193);
-    }
-  }
-  return h >>> 0;
-}
-
-/** The rendezvous weight of `url` for a prompt: FNV-1a of the URL from the prompt's seed, mixed. */
-function rank(seed: number, url: string): number {
-  let h = seed ^ 0x9e3779b9;
-  for (let i = 0; i < url.length; i++) h = Math.imul(h ^ url.charCodeAt(i), 0x01000193);
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x2c1b3c6d);
-  h ^= h >>> 12;
-  return h >>> 0;
 }

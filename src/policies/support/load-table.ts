@@ -57,6 +57,11 @@ export class LoadTable {
     this.#staleAfterMs = staleAfterMs;
   }
 
+  /** The policy's clock, which the reports' times are on. */
+  get clock(): Clock {
+    return this.#clock;
+  }
+
   /** +1 on every update or removal, so derived values can be cached against it. */
   get version(): number {
     return this.#version;
