@@ -153,14 +153,14 @@ export class RadixTree<K, L> {
    * Every tenant holding a node of the last {@link RadixTree.match}'s path — the workers that were
    * sent part of that prefix — with the units of the key it holds: the end of the deepest path
    * node it holds (the match's end for the node the match stopped in). Deepest first, each tenant
-   * once, at most `max`; `visit(name, units)` is called for each. Cost: O(path nodes + their
-   * holders visited).
+   * once, at most `max`; `visit(name, units, id)` is called for each (`id`: the tenant's id now;
+   * once the tenant leaves, the id may pass to another). Cost: O(path nodes + their holders visited).
    * @returns how many were visited.
    */
   pathHolders(
     match: TreeMatch<L>,
     max: number,
-    visit: (name: string, units: number) => void,
+    visit: (name: string, units: number, id: number) => void,
   ): number {
     const path = this.#path;
     const depth = this.#pathLength;
@@ -182,7 +182,7 @@ export class RadixTree<K, L> {
         this.#seen[id] = epoch;
         const name = this.#names[id];
         if (name === undefined) continue;
-        visit(name, end);
+        visit(name, end, id);
         if (++visited >= max) break;
       }
       // The parent ends where this node's label begins.

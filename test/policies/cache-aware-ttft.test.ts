@@ -326,3 +326,32 @@ describe('cache_aware decideBy ttft: misses placed while their events are due', 
     release(busy);
   });
 });
+
+describe('cache_aware decideBy ttft: the holders of a tree match', () => {
+  it("credits the worker that holds a prompt now, when another's tree id passed to it", async () => {
+    // One candidate list throughout, so only the tree's ids change between selections.
+    const workers = await fleet(4);
+    const [a, , , d] = workers as [Worker, Worker, Worker, Worker];
+    const policy = createPolicy('cache_aware');
+    const tokens = promptOf(3, 16);
+    const busyBut = (free: Worker) => workers.filter((w) => w !== free).map((w) => w.acquire());
+    // b holds another prompt, so the tree outlives a's leaving it.
+    const [, b] = workers as [Worker, Worker];
+    let leases = busyBut(b);
+    expect(policy.select(workers, { model: 'm', tokens: promptOf(4, 16) })).toBe(b);
+    release(leases);
+    // a takes the prompt (the others busy), then is chosen again as its holder.
+    leases = busyBut(a);
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(a);
+    release(leases);
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(a);
+    // a leaves the tree; d takes the prompt and, with it, the tree id a had.
+    policy.removeWorker(a.url);
+    leases = busyBut(d);
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(d);
+    release(leases);
+    // Every worker equally idle: the holder, d, wins — not a, whose id d now has.
+    expect(policy.select(workers, { model: 'm', tokens })).toBe(d);
+    expect(policy.explain()?.branch).toBe('cache_hit');
+  });
+});

@@ -52,10 +52,33 @@ export class TreeMode {
   readonly #ttft: TtftModel | undefined;
   /** The candidate view of the selection whose path holders are being credited. */
   #view: CandidateView | undefined;
-  readonly #credit = (name: string, units: number): void => {
-    const i = this.#view!.indexOf(name);
+  /**
+   * A hint per tree tenant id: the candidate index in `#idView` found for it before (-1: none),
+   * used only while that candidate's URL is still the tenant's name (an id passes to another
+   * worker once its holder leaves the tree). Holders are then found by an array read and a string
+   * comparison, not a lookup of their URL.
+   */
+  #idIndex = new Int32Array(64).fill(-1);
+  #idTree: object | undefined;
+  #idView: CandidateView | undefined;
+  readonly #credit = (name: string, units: number, id: number): void => {
+    const view = this.#view!;
+    if (id >= this.#idIndex.length) this.#growIds(id);
+    let i = this.#idIndex[id]!;
+    if (i < 0 || view.workers[i]?.url !== name) {
+      i = view.indexOf(name);
+      this.#idIndex[id] = i;
+    }
     if (i >= 0) this.#ttft!.add(i, units);
   };
+
+  #growIds(id: number): void {
+    let size = this.#idIndex.length;
+    while (size <= id) size *= 2;
+    const grown = new Int32Array(size).fill(-1);
+    grown.set(this.#idIndex);
+    this.#idIndex = grown;
+  }
 
   constructor(
     caches: ModelCaches,
@@ -154,7 +177,13 @@ export class TreeMode {
   ): { index: number; reason: number } | undefined {
     const scan = this.#scan;
     const choice = this.#choice;
-    this.#view = scan.viewOf(workers);
+    const view = scan.viewOf(workers);
+    this.#view = view;
+    if (tree !== this.#idTree || view !== this.#idView) {
+      this.#idIndex.fill(-1);
+      this.#idTree = tree;
+      this.#idView = view;
+    }
     const units = kind === TEXT ? CHARS_PER_TOKEN : 1;
     model.begin(workers.length, key, match.length, units, this.#minLoad, request);
     // No holder at all: a miss, scored over every candidate. Holders none of which is a
