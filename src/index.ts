@@ -155,6 +155,11 @@ export type {
   SharedStore,
 } from './shared/shared-store.js';
 export type { Transport } from './transport/transport.js';
+export {
+  DATA_PARALLEL_RANK_HEADER,
+  type DataParallelHint,
+  dataParallelHint,
+} from './workers/data-parallel.js';
 export type { LeaseOutcome } from './workers/lease-state.js';
 export type { LoadReport } from './workers/load-report.js';
 export type { RoutingState, WorkerInfo } from './workers/worker.js';

@@ -11,6 +11,7 @@ import { FleetRouteError } from '../core/errors.js';
 import { log } from '../core/logger.js';
 import type { SelectRequest } from '../policies/policy.js';
 import type { AttemptContext } from '../router/retry-decision.js';
+import { dataParallelHint } from '../workers/data-parallel.js';
 import type { Worker } from '../workers/worker.js';
 import { watchAnswer } from './answer-watch.js';
 import { readBounded } from './bytes.js';
@@ -194,12 +195,18 @@ export class ForwardedCall {
     const key =
       worker.apiKey ??
       (typeof this.#o.apiKey === 'function' ? this.#o.apiKey(worker) : this.#o.apiKey);
-    return key === undefined ? this.#headers : { ...this.#headers, authorization: `Bearer ${key}` };
+    const rank = dataParallelHint(worker)?.headers;
+    if (key === undefined && rank === undefined) return this.#headers;
+    return {
+      ...this.#headers,
+      ...rank,
+      ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+    };
   }
 
   #bodyFor(worker: Worker, attempt: number): Uint8Array {
     const rewrite = this.#o.rewriteBody;
-    const body = this.#withPriority(worker);
+    const body = this.#withRank(worker, this.#withPriority(worker));
     if (rewrite === undefined) return body.bytes;
     const rewritten = rewrite(body.value, { worker, path: this.#path, attempt });
     if (rewritten === undefined) return body.bytes;
@@ -236,6 +243,14 @@ export class ForwardedCall {
     };
     this.#prioritised.set(runtime, body);
     return body;
+  }
+
+  /** `body` with the fields that steer it to `worker`'s data-parallel rank, if it needs any. */
+  #withRank(worker: Worker, body: OutgoingBody): OutgoingBody {
+    const fields = dataParallelHint(worker)?.body;
+    if (fields === undefined || Object.keys(fields).length === 0) return body;
+    const value = { ...body.value, ...fields };
+    return { value, bytes: encoder.encode(JSON.stringify(value)), stripUsage: body.stripUsage };
   }
 
   /** Every attempt failed with a status: the last one, as the worker sent it. */

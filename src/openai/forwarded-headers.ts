@@ -4,6 +4,7 @@
  * @module
  * @internal
  */
+import { DATA_PARALLEL_RANK_HEADER } from '../workers/data-parallel.js';
 
 /**
  * Never forwarded either way: headers of one connection (RFC 9110 §7.6.1), framing that the
@@ -31,7 +32,12 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
  * Client headers that `forwardHeaders: 'all'` still keeps back: credentials meant for the front
  * (the worker gets its own key), and the header a framework sets for its own routing.
  */
-const KEPT_BACK: ReadonlySet<string> = new Set(['authorization', 'cookie']);
+const KEPT_BACK: ReadonlySet<string> = new Set([
+  'authorization',
+  'cookie',
+  // The rank is the router's choice (set per rank worker), never the client's.
+  DATA_PARALLEL_RANK_HEADER,
+]);
 
 /** Header names longer than this, or values longer than this, are not forwarded. */
 const MAX_NAME = 256;

@@ -48,6 +48,8 @@ export interface GatewayOptions {
   readonly handler?: Omit<OpenAIHandlerOptions, 'router'>;
   /** Each engine's runtime, by its index. @defaultValue 'vllm' */
   readonly runtime?: (index: number) => RuntimeType;
+  /** Register each engine as this many data-parallel rank workers (`url@0` …). */
+  readonly ranks?: number;
   readonly router?: Partial<Omit<RouterOptions, 'registry'>>;
 }
 
@@ -61,12 +63,16 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       ),
     );
   const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
-  for (const [i, engine] of engines.entries())
-    await registry.register({
-      url: engine.url,
-      models: [engine.model],
-      runtime: options.runtime?.(i) ?? 'vllm',
-    });
+  for (const [i, engine] of engines.entries()) {
+    const ranks = options.ranks;
+    for (let rank = 0; rank < (ranks ?? 1); rank++)
+      await registry.register({
+        url: ranks === undefined ? engine.url : `${engine.url}@${rank}`,
+        models: [engine.model],
+        runtime: options.runtime?.(i) ?? 'vllm',
+        ...(ranks === undefined ? {} : { dpSize: ranks }),
+      });
+  }
   const router = new Router({
     registry,
     transport: { probe: async () => true },
