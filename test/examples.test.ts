@@ -39,6 +39,15 @@ describe('examples', () => {
     expect(out).toContain('admitted at once 4, after a wait 8, turned away 1');
   });
 
+  it('data-parallel.ts: each request reaches the engine on the rank the router chose', async () => {
+    const out = await example('data-parallel.ts');
+    const lines = [...out.matchAll(/routed to rank (\d), engine served rank (\d)$/gm)];
+    expect(lines).toHaveLength(3);
+    for (const [, routed, served] of lines) expect(served).toBe(routed);
+    // The repeated prompt goes back to the rank that holds it.
+    expect(lines[2]![1]).toBe(lines[0]![1]);
+  });
+
   it('simulator.ts: a custom workload compared across three policies', async () => {
     const out = await example('simulator.ts');
     expect(out).toMatch(/^cache_aware /m);
