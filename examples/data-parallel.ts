@@ -42,7 +42,9 @@ for (const question of prompts) {
     const { rank } = (await response.json()) as { rank: number };
     return { status: response.status, routed: worker.dpRank, served: rank };
   });
-  console.log(`"${question}": routed to rank ${answer.routed}, engine served rank ${answer.served}`);
+  console.log(
+    `"${question}": routed to rank ${answer.routed}, engine served rank ${answer.served}`,
+  );
 }
 
 await router.close();
