@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { fmix32 } from './random.js';
+import { fmix32 } from '../core/fmix32.js';
 
 /**
  * The keys of the full `blockSize`-token blocks of `tokens` followed by `continued` (when given:

@@ -9,6 +9,7 @@
  * @module
  * @internal
  */
+import { fmix32 } from '../../core/fmix32.js';
 import { IdentityMemo } from '../../core/identity-memo.js';
 import type { Worker } from '../../workers/worker.js';
 
@@ -67,11 +68,5 @@ export function urlHash(url: string): number {
 
 /** A prompt's rank of a worker: its seed and the URL's hash, through a 32-bit finaliser. */
 export function mix(seed: number, url: number): number {
-  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ url;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return fmix32(Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ url);
 }

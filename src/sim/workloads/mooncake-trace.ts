@@ -8,9 +8,9 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { FleetRouteError, invalidArgument } from '../../core/errors.js';
+import { fmix32 } from '../../core/fmix32.js';
 import { custom, integer, OptionTable, oneOf, type Resolved } from '../../core/option-table.js';
 import { describe, fail, readInteger, readNumber, readString } from '../../core/options.js';
-import { fmix32 } from '../random.js';
 import type { SimRequest, Workload } from '../workload.js';
 import {
   countOf,
