@@ -2,6 +2,8 @@
  * Deterministic inputs shared by the benchmarks: worker URLs and session keys from a seeded PRNG,
  * so every run (and every ring implementation) sees exactly the same data.
  */
+import type { Policy, SelectRequest, WorkerRegistry } from '../src/index.js';
+import type { OpsRunner } from './harness.js';
 
 /** mulberry32: a small, fast, seeded 32-bit PRNG returning floats in [0, 1). */
 export function seededRandom(seed: number): () => number {
@@ -28,4 +30,26 @@ export function sessionKeys(count: number, seed: number): string[] {
   const keys: string[] = [];
   for (let i = 0; i < count; i++) keys.push(`session-${Math.floor(random() * 1e9)}`);
   return keys;
+}
+
+/**
+ * Selects of `policy` over the registry's `m` workers, cycling through `reqs` (a power of two
+ * long): a runner for `timeOps` that returns a value the work depends on.
+ */
+export function selectRunner(
+  policy: Policy,
+  registry: WorkerRegistry,
+  reqs: readonly SelectRequest[],
+): OpsRunner {
+  const workers = registry.getByModel('m');
+  const mask = reqs.length - 1;
+  let cursor = 0;
+  return (ops) => {
+    let check = 0;
+    for (let i = 0; i < ops; i++) {
+      const worker = policy.select(workers, reqs[cursor++ & mask]);
+      if (worker !== undefined) check += worker.load;
+    }
+    return check;
+  };
 }

@@ -20,7 +20,7 @@ import {
   type SelectRequest,
   WorkerRegistry,
 } from '../src/index.js';
-import { seededRandom, sessionKeys, workerUrls } from './fixtures.js';
+import { seededRandom, selectRunner, sessionKeys, workerUrls } from './fixtures.js';
 import { consume, emit, fmt, type OpsRunner, timeOps } from './harness.js';
 
 const SIZES = [16, 256, 2_048] as const;
@@ -78,24 +78,6 @@ function reports(registry: WorkerRegistry): Map<string, LoadReport> {
   return out;
 }
 
-function runner(
-  policy: Policy,
-  registry: WorkerRegistry,
-  reqs: readonly SelectRequest[],
-): OpsRunner {
-  const workers = registry.getByModel('m');
-  const mask = reqs.length - 1;
-  let cursor = 0;
-  return (ops) => {
-    let check = 0;
-    for (let i = 0; i < ops; i++) {
-      const worker = policy.select(workers, reqs[cursor++ & mask]);
-      if (worker !== undefined) check += worker.load;
-    }
-    return check;
-  };
-}
-
 function bytesPerCall(run: OpsRunner): number {
   const gc = globalThis.gc;
   if (gc === undefined) return Number.NaN;
@@ -136,7 +118,7 @@ for (const { label, name, reqs } of variants) {
     const registry = registries.get(size)!;
     const policy = createPolicy(name, { seed: 1 });
     (policy as Policy).updateLoads?.(reports(registry));
-    const run = runner(policy, registry, reqs);
+    const run = selectRunner(policy, registry, reqs);
     ns.push(timeOps(run).nsPerOp);
     if (size === 2_048) bytes = bytesPerCall(run);
     (policy as Policy).close?.();

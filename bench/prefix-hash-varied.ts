@@ -19,8 +19,8 @@
 import { blockHasher } from '../src/core/block-hasher.js';
 import { loadHasher } from '../src/core/hash.js';
 import { createPolicy, type SelectRequest, WorkerRegistry } from '../src/index.js';
-import { seededRandom, workerUrls } from './fixtures.js';
-import { emit, fmt, type OpsRunner, timeOps } from './harness.js';
+import { seededRandom, selectRunner, workerUrls } from './fixtures.js';
+import { emit, fmt, timeOps } from './harness.js';
 
 const FLEETS = [16, 2_048] as const;
 const GROUPS = 64;
@@ -56,21 +56,6 @@ async function fleet(size: number): Promise<WorkerRegistry> {
   // collection would land in that run's samples (3 µs per select instead of 0.8 in one test).
   registry.getHashRing('m');
   return registry;
-}
-
-function selects(registry: WorkerRegistry, reqs: readonly SelectRequest[]): OpsRunner {
-  const workers = registry.getByModel('m');
-  const policy = createPolicy('prefix_hash', { seed: 1 });
-  const mask = reqs.length - 1;
-  let cursor = 0;
-  return (ops) => {
-    let check = 0;
-    for (let i = 0; i < ops; i++) {
-      const worker = policy.select(workers, reqs[cursor++ & mask]);
-      if (worker !== undefined) check += worker.load;
-    }
-    return check;
-  };
 }
 
 const hasher = await loadHasher();
@@ -153,7 +138,11 @@ for (const size of FLEETS) registries.set(size, await fleet(size));
 
 const rows: string[][] = [];
 for (const { label, reqs } of cases) {
-  const ns = FLEETS.map((size) => timeOps(selects(registries.get(size)!, reqs)).nsPerOp);
+  const ns = FLEETS.map(
+    (size) =>
+      timeOps(selectRunner(createPolicy('prefix_hash', { seed: 1 }), registries.get(size)!, reqs))
+        .nsPerOp,
+  );
   rows.push([label, ...ns.map((v) => fmt(v)), `${fmt(ns[1]! / reference, 2)}×`]);
 }
 for (const { label, ns } of keys) rows.push([label, '—', fmt(ns), `${fmt(ns / reference, 2)}×`]);
