@@ -22,6 +22,7 @@ export type {
   CacheAwareStats,
 } from './policies/cache-aware.js';
 export { CacheAwarePolicy } from './policies/cache-aware.js';
+export type { DisaggregationRule } from './policies/conditional-disaggregation.js';
 export type { ConsistentHashingConfig } from './policies/consistent-hashing.js';
 export { ConsistentHashingPolicy } from './policies/consistent-hashing.js';
 export type { PolicyClassMap, PolicyConfigMap } from './policies/create-policy.js';

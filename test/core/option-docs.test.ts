@@ -16,6 +16,7 @@ import { KV_TRANSLATOR_OPTIONS } from '../../src/kv-events/translator.js';
 import { OPENAI_HANDLER_OPTIONS } from '../../src/openai/openai-handler-options.js';
 import { OPENAI_REQUEST_OPTIONS } from '../../src/openai/openai-request.js';
 import { OPENTELEMETRY_OPTIONS } from '../../src/opentelemetry/instrument-router.js';
+import { DISAGGREGATION_RULE_OPTIONS } from '../../src/policies/conditional-disaggregation.js';
 import { policyOptionTables } from '../../src/policies/create-policy.js';
 import { COMMON_OPTIONS } from '../../src/policies/support/config.js';
 import { PROMETHEUS_METRICS_OPTIONS } from '../../src/prometheus/create-prometheus-metrics.js';
@@ -91,6 +92,7 @@ const TABLES = [
   REDIS_STORE_OPTIONS,
   OPENAI_REQUEST_OPTIONS,
   OPENAI_HANDLER_OPTIONS,
+  DISAGGREGATION_RULE_OPTIONS,
 ] as unknown as AnyTable[];
 
 function sources(dir: string): string[] {
