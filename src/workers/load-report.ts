@@ -31,4 +31,38 @@ export interface LoadReport {
    * value seen is not a restart).
    */
   readonly startedAt?: number;
+  /**
+   * The LoRA adapters the engine reports (vLLM's `vllm:lora_requests_info`, and its residency
+   * gauges where served): absent when the engine says nothing of adapters. Read by
+   * `adapterAware` to route an adapter's requests where it is loaded.
+   */
+  readonly adapters?: AdapterReport;
 }
+
+/**
+ * What an engine tells of its LoRA adapters. Names are model ids (at most
+ * `MAX_MODEL_ID_LENGTH` characters; at most `MAX_ADAPTERS_PER_REPORT` per list); a reader drops
+ * any other entry.
+ *
+ * @public
+ */
+export interface AdapterReport {
+  /** Adapters with requests running (vLLM's `running_lora_adapters`). */
+  readonly running: readonly string[];
+  /** Adapters with requests waiting (vLLM's `waiting_lora_adapters`). */
+  readonly waiting: readonly string[];
+  /**
+   * Adapters loaded in GPU memory, idle ones included (vLLM's `vllm:lora_adapter_loaded` with
+   * `level="gpu"`); absent when the engine does not say (then `running` and `waiting` are all
+   * that is known: an idle resident adapter is not listed).
+   */
+  readonly resident?: readonly string[];
+  /**
+   * Adapter slots in GPU memory (vLLM's `vllm:max_gpu_lora_adapters`, else the `max_lora` label,
+   * the `--max-loras` flag); absent when unknown.
+   */
+  readonly maxAdapters?: number;
+}
+
+/** Most names one {@link AdapterReport} list holds; a reader drops the rest. @public */
+export const MAX_ADAPTERS_PER_REPORT = 1024;

@@ -5,8 +5,9 @@
  * @module
  * @internal
  */
-import type { LoadReport } from '../../workers/load-report.js';
+import type { AdapterReport, LoadReport } from '../../workers/load-report.js';
 import type { RuntimeType } from '../../workers/worker-spec.js';
+import { LORA_METRICS, MAX_LORA_SERIES, readAdapters } from './lora-metrics.js';
 import { gather } from './prometheus-load.js';
 import { parsePrometheusText } from './prometheus-text.js';
 import {
@@ -47,6 +48,9 @@ const WAITING = LOAD_FIELDS.indexOf('waitingRequests');
 const USAGE = LOAD_FIELDS.indexOf('tokenUsage');
 const THROUGHPUT = LOAD_FIELDS.indexOf('throughput');
 const GENERATED = LOAD_FIELDS.indexOf('generatedTokens');
+
+/** No load value: a scrape that holds only LoRA metrics. */
+const NO_VALUES = new Float64Array(LOAD_FIELDS.length).fill(Number.NaN);
 
 const EITHER: readonly RuntimeMetrics[] = Object.freeze([VLLM_METRICS, SGLANG_METRICS]);
 const ONLY_VLLM: readonly RuntimeMetrics[] = Object.freeze([VLLM_METRICS]);
@@ -144,8 +148,15 @@ export class LoadReader {
     let recognised = false;
     let accepted = 0;
     let startTimes = 0;
+    let loraSeries = 0;
+    const readsLora = runtime !== 'sglang';
     const filter = (name: string): boolean => {
       if (!recognised) recognised = prefixes.some((prefix) => name.startsWith(prefix));
+      if (readsLora && LORA_METRICS.has(name)) {
+        if (loraSeries === MAX_LORA_SERIES) return false;
+        loraSeries++;
+        return true;
+      }
       if (name === START_TIME_METRIC) {
         if (startTimes === MAX_START_TIME_SERIES) return false;
         startTimes++;
@@ -162,7 +173,8 @@ export class LoadReader {
       if (values !== undefined) break;
     }
     const startedAt = startTimes === 0 ? Number.NaN : startTimeOf(samples);
-    return { report: this.#report(values, worker, at, startedAt), recognised };
+    const adapters = loraSeries === 0 ? undefined : readAdapters(samples, worker.dpRank);
+    return { report: this.#report(values, worker, at, startedAt, adapters), recognised };
   }
 
   /** The report alone of {@link LoadReader.scrape}. */
@@ -175,9 +187,11 @@ export class LoadReader {
     worker: ScrapedWorker,
     at: number,
     startedAt = Number.NaN,
+    adapters?: AdapterReport,
   ): LoadReport | undefined {
-    if (values === undefined) return undefined;
+    if (values === undefined && adapters === undefined) return undefined;
     const report: MutableLoadReport = {};
+    if (values === undefined) values = NO_VALUES;
     if (Number.isFinite(values[RUNNING]!)) report.runningRequests = values[RUNNING]!;
     if (Number.isFinite(values[WAITING]!)) report.waitingRequests = values[WAITING]!;
     if (Number.isFinite(values[USAGE]!)) report.tokenUsage = Math.min(1, values[USAGE]!);
@@ -187,9 +201,10 @@ export class LoadReader {
       throughput = this.#tracker.observe(worker.url, generated, at);
     }
     if (Number.isFinite(throughput)) report.throughput = throughput;
-    if (Object.keys(report).length === 0) return undefined;
+    if (Object.keys(report).length === 0 && adapters === undefined) return undefined;
     report.at = at;
     if (!Number.isNaN(startedAt)) report.startedAt = startedAt;
+    if (adapters !== undefined) report.adapters = adapters;
     return report;
   }
 }

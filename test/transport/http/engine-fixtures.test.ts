@@ -21,6 +21,32 @@ interface Case {
 
 const CASES: Case[] = [
   {
+    file: 'vllm-v1-lora.txt',
+    runtime: 'vllm',
+    expected: {
+      runningRequests: 3,
+      waitingRequests: 1,
+      tokenUsage: 0.25,
+      at: AT,
+      adapters: { running: ['sql-lora', 'chat-lora'], waiting: ['tool-lora'], maxAdapters: 4 },
+    },
+  },
+  {
+    file: 'vllm-lora-residency.txt',
+    runtime: 'unspecified',
+    expected: {
+      runningRequests: 1,
+      waitingRequests: 0,
+      at: AT,
+      adapters: {
+        running: ['sql-lora'],
+        waiting: [],
+        resident: ['sql-lora', 'chat-lora'],
+        maxAdapters: 3,
+      },
+    },
+  },
+  {
     file: 'vllm-v1-engine-dp2.txt',
     runtime: 'vllm',
     expected: { runningRequests: 15, waitingRequests: 4, tokenUsage: 0.5123, at: AT },

@@ -150,6 +150,7 @@ describe('loads', () => {
       tokenUsage: 0.6101522842639594,
       at: 42,
       startedAt: 1_754_118_236_470,
+      adapters: { running: [], waiting: [], maxAdapters: 1 },
     });
     expect(server.seen[0]).toMatchObject({ path: '/metrics' });
     expect(server.seen[0]!.accept).toContain('text/plain;version=0.0.4');

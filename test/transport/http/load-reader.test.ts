@@ -24,6 +24,8 @@ describe('LoadReader: vLLM', () => {
       tokenUsage: 0.6101522842639594,
       at: 1_000,
       startedAt: 1_754_118_236_470, // process_start_time_seconds 1.75411823647e+09
+      // LoRA on (--max-loras 1), no adapter in flight.
+      adapters: { running: [], waiting: [], maxAdapters: 1 },
     });
   });
 
@@ -38,6 +40,7 @@ describe('LoadReader: vLLM', () => {
       tokenUsage: 0.42131979695431476,
       at: 1_000,
       startedAt: 1_754_118_236_470, // the process serves every rank
+      adapters: { running: [], waiting: [], maxAdapters: 1 },
     });
   });
 
