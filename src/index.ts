@@ -14,6 +14,8 @@ export type { FleetRouteErrorCode, NoWorkerReason, SaturatedReason } from './cor
 export { ERROR_MESSAGES, FleetRouteError } from './core/errors.js';
 export type { RequestHeaders } from './core/headers.js';
 export type { Logger, LogLevel, WarningCode } from './core/logger.js';
+export type { AdapterAwareConfig, AdapterSelector } from './policies/adapter-aware.js';
+export { adapterAware } from './policies/adapter-aware.js';
 export type { BucketConfig } from './policies/bucket.js';
 export { BucketPolicy } from './policies/bucket.js';
 export type {
@@ -162,7 +164,8 @@ export {
   dataParallelHint,
 } from './workers/data-parallel.js';
 export type { LeaseOutcome } from './workers/lease-state.js';
-export type { LoadReport } from './workers/load-report.js';
+export type { AdapterReport, LoadReport } from './workers/load-report.js';
+export { MAX_ADAPTERS_PER_REPORT } from './workers/load-report.js';
 export type { RoutingState, WorkerInfo } from './workers/worker.js';
 export { Worker, WorkerLease } from './workers/worker.js';
 export type { RuntimeType, WorkerSpec, WorkerStatus, WorkerType } from './workers/worker-spec.js';
