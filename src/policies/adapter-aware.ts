@@ -57,8 +57,10 @@ export interface AdapterAwareConfig {
    * How long a worker is believed to hold an adapter after it was last sent a request for it
    * (ms): engines keep an idle adapter loaded until a newer one evicts it, and vLLM's
    * `lora_requests_info` lists only adapters with requests in flight. Longer keeps an adapter's
-   * requests together through idle gaps; shorter forgets evicted adapters sooner.
-   * @defaultValue 30000
+   * requests together through idle gaps; shorter forgets evicted adapters sooner. About the
+   * load-polling interval suits: sends then bridge the time until reports show the adapter (the
+   * default was tuned with the simulator at a 10 s poll).
+   * @defaultValue 10000
    */
   readonly recentMs?: number;
   /**
@@ -71,7 +73,7 @@ export interface AdapterAwareConfig {
    * How many more requests in flight (`Worker.load`) the least-loaded worker of the preferred
    * tier may carry than the least-loaded candidate before the choice widens to the next tier
    * (holding it → new placements → every candidate). `Infinity`: never widen while a preferred
-   * worker is available. @defaultValue 8
+   * worker is available. @defaultValue 16
    */
   readonly spillLoad?: number;
   /** Which models are adapters (see {@link AdapterSelector}). @defaultValue 'reported' */
@@ -90,9 +92,9 @@ export interface AdapterAwareConfig {
 
 /** @internal The options of {@link adapterAware}. */
 export const ADAPTER_AWARE_OPTIONS = new OptionTable('adapterAware', 'AdapterAwareConfig', {
-  recentMs: duration(30_000, 0),
+  recentMs: duration(10_000, 0),
   placements: integer(2, 1, 4_096),
-  spillLoad: orInfinity(integer(8, 0, 1_000_000)),
+  spillLoad: orInfinity(integer(16, 0, 1_000_000)),
   adapters: custom<AdapterSelector>('reported', readSelector),
   maxAdapters: integer(4_096, 1, 1_000_000),
   clock: callback<Clock>('a function returning milliseconds', undefined, '`performance.now`'),

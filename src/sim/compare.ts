@@ -7,6 +7,7 @@
 import { availableParallelism } from 'node:os';
 import { boolean, callback, custom, integer, number, OptionTable } from '../core/option-table.js';
 import { fail, readObject } from '../core/options.js';
+import type { AdapterAwareConfig } from '../policies/adapter-aware.js';
 import { POLICY_NAMES } from '../policies/create-policy.js';
 import type { PolicyName } from '../policies/policy.js';
 import { type ArrivalProcess, describeArrivals } from './arrivals.js';
@@ -22,6 +23,7 @@ import {
   resolveArrivals,
   resolveFleetModel,
   resolveSimulationOptions,
+  SIMULATION_OPTIONS,
   type SimulationOptions,
 } from './simulation-options.js';
 import { readWorkload } from './workload-check.js';
@@ -86,6 +88,12 @@ export interface CompareOptions
    */
   readonly kvEvents?: boolean;
   /**
+   * Compare each policy with and without `adapterAware` around it
+   * ({@link SimulationOptions.adapterAware}: `true` for its defaults, or its options but
+   * `clock`): every run gets a twin labelled `adapterAware(<policy>)`. @defaultValue false
+   */
+  readonly adapterAware?: boolean | Omit<AdapterAwareConfig, 'clock'>;
+  /**
    * Compare K routers with and without shared state ({@link SimulationOptions.sharedState}):
    * each run at `routers` gets a twin whose routers share state (row suffixed `+shared`), and
    * with `routers` > 1 every policy also runs at 1 router (row suffixed ` (1 router)`), so the
@@ -127,7 +135,7 @@ export interface CompareOptions
  */
 type RunOption = Exclude<
   keyof CompareOptions & keyof SimulationOptions,
-  'workload' | 'fleet' | 'arrivals' | 'kvEvents' | 'sharedState' | 'onProgress'
+  'workload' | 'fleet' | 'arrivals' | 'kvEvents' | 'sharedState' | 'onProgress' | 'adapterAware'
 >;
 
 /** Every {@link RunOption}: the compiler checks that none is missing or extra. */
@@ -164,6 +172,12 @@ export const COMPARE_OPTIONS = new OptionTable(
     threads: integer(availableParallelism(), 1, 1_024, '`os.availableParallelism()`'),
     oracle: boolean(true),
     kvEvents: boolean(false),
+    adapterAware: custom<Readonly<Record<string, unknown>> | undefined>(
+      undefined,
+      (field, value) =>
+        SIMULATION_OPTIONS.read({ adapterAware: value }, undefined, field).adapterAware,
+      'false',
+    ),
   },
   'any',
 );
@@ -181,6 +195,20 @@ interface Variant {
   readonly routers: number | undefined;
   readonly label: string;
   readonly shared: boolean;
+  /** The `adapterAware` options of a wrapped twin; absent for the policy alone. */
+  readonly adapterAware?: Readonly<Record<string, unknown>>;
+}
+
+/** `variants`, each followed by its twin wrapped in `adapterAware` with `options`. */
+function withAdapterAware(
+  variants: readonly Variant[],
+  options: Readonly<Record<string, unknown>> | undefined,
+): Variant[] {
+  if (options === undefined) return [...variants];
+  return variants.flatMap((v) => [
+    v,
+    { ...v, adapterAware: options, label: v.label.replace(v.policy, `adapterAware(${v.policy})`) },
+  ]);
 }
 
 /**
@@ -283,7 +311,10 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     resolveSimulationOptions(base(policies[0]!, false, true), true);
     await checkSimStore(sharedState);
   }
-  const variants = variantsOf(policies, kvEvents, shared.routers, sharedState !== undefined);
+  const variants = withAdapterAware(
+    variantsOf(policies, kvEvents, shared.routers, sharedState !== undefined),
+    own.adapterAware,
+  );
   const jobs = jobsOf(variants, base, onProgress);
   if (oracle) {
     // The oracle ignores the policy and its configuration; the rest of the plan is shared.
@@ -379,6 +410,7 @@ function jobsOf(
       {
         ...base(variant.policy, variant.kvEvents, variant.shared),
         ...(variant.routers === undefined ? {} : { routers: variant.routers }),
+        ...(variant.adapterAware === undefined ? {} : { adapterAware: variant.adapterAware }),
         ...(onProgress === undefined ? {} : { onProgress: progressOf(onProgress, variant.label) }),
       },
       true,

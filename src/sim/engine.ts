@@ -6,6 +6,7 @@
  * @module
  * @internal
  */
+import { AdapterSlots } from './adapter-slots.js';
 import type { FleetModel } from './fleet-model.js';
 import { PrefixCache } from './prefix-cache.js';
 import type { SimRequest } from './workload.js';
@@ -65,6 +66,8 @@ export interface EngineHooks {
 export class Engine {
   readonly index: number;
   readonly cache: PrefixCache;
+  /** LoRA adapter slots (used only by requests that name an adapter). */
+  readonly adapters: AdapterSlots;
   readonly #m: FleetModel;
   readonly #hooks: EngineHooks;
   readonly #waiting: Job[] = [];
@@ -73,6 +76,8 @@ export class Engine {
   #busy = false;
   /** {@link queuedPrefillTokens} as last computed, or −1 once a submit or step changed it. */
   #queued = -1;
+  /** Adapters loaded by the admissions of the step being started (each adds `adapterLoadMs`). */
+  #adapterLoads = 0;
   /** Prompt tokens served from the cache, and all prompt tokens admitted. */
   cachedTokens = 0;
   promptTokens = 0;
@@ -82,6 +87,18 @@ export class Engine {
     this.#m = model;
     this.#hooks = hooks;
     this.cache = new PrefixCache(model.cacheTokens / model.blockSize);
+    this.adapters = new AdapterSlots(model.maxLoras);
+  }
+
+  /** The adapters of the first 64 waiting requests, each once. O(64). */
+  waitingAdapters(): string[] {
+    const out: string[] = [];
+    const scanned = Math.min(this.#waiting.length, this.#waitingHead + SCANNED_WAITING);
+    for (let i = this.#waitingHead; i < scanned; i++) {
+      const adapter = this.#waiting[i]!.request.adapter;
+      if (adapter !== undefined && !out.includes(adapter)) out.push(adapter);
+    }
+    return out;
   }
 
   /** Requests waiting or running. */
@@ -262,6 +279,7 @@ export class Engine {
       job.pinned.length = 0;
     }
     this.cache.clear(pinned);
+    this.adapters.restart();
   }
 
   #finish(job: Job, now: number): void {
@@ -272,6 +290,7 @@ export class Engine {
     }
     this.cache.release(job.pinned, job.privateBlocks);
     job.privateBlocks = 0;
+    if (job.request.adapter !== undefined) this.adapters.release(job.request.adapter);
     this.#hooks.completed(job, now);
   }
 
@@ -294,6 +313,9 @@ export class Engine {
       }
     }
     let duration = (prefilled / m.prefillTokensPerSecond) * 1000;
+    // Loading adapters blocks the batch's step.
+    duration += this.#adapterLoads * m.adapterLoadMs;
+    this.#adapterLoads = 0;
     if (decoding > 0) duration += m.decodeStepMs + m.decodeStepPerRequestMs * decoding;
     if (running.length === 0) return; // nothing admitted (cannot happen: see #admit)
     this.#busy = true;
@@ -301,11 +323,32 @@ export class Engine {
     this.#hooks.wakeAt(now + Math.max(duration, 1e-6), this.index);
   }
 
+  /**
+   * Whether the head of the queue — after moving to it the first of the 64 waiting whose adapter
+   * can run, when the head's cannot — may start as far as adapters go. O(64) at most.
+   */
+  #adapterFitsAtHead(): boolean {
+    const waiting = this.#waiting;
+    const head = this.#waitingHead;
+    if (adapterFits(this.adapters, waiting[head]!)) return true;
+    const scanned = Math.min(waiting.length, head + SCANNED_WAITING);
+    for (let i = head + 1; i < scanned; i++) {
+      const job = waiting[i]!;
+      if (!adapterFits(this.adapters, job)) continue;
+      for (let k = i; k > head; k--) waiting[k] = waiting[k - 1]!;
+      waiting[head] = job;
+      return true;
+    }
+    return false;
+  }
+
   /** Moves waiting jobs into the batch, first come first served, while they fit. */
   #admit(): void {
     const m = this.#m;
     const running = this.#running;
     while (this.#waitingHead < this.#waiting.length && running.length < m.maxRunning) {
+      // A request whose adapter finds no slot waits; one behind it may go first (as vLLM does).
+      if (!this.#adapterFitsAtHead()) break;
       const job = this.#waiting[this.#waitingHead]!;
       const request = job.request;
       // At least one prompt token is always computed, as engines do.
@@ -318,6 +361,8 @@ export class Engine {
       const fresh = total - matched;
       // A job that cannot fit even in an empty batch runs anyway, over capacity.
       if (!this.cache.admit(job.keys, matched, fresh, running.length === 0)) break;
+      if (request.adapter !== undefined && this.adapters.acquire(request.adapter) === 'loaded')
+        this.#adapterLoads++;
       for (let i = 0; i < matched; i++) job.pinned.push(job.keys[i]!);
       job.privateBlocks = fresh;
       job.cachedTokens = matched * m.blockSize;
@@ -332,6 +377,14 @@ export class Engine {
       }
     }
   }
+}
+
+/**
+ * Whether `job` may start as far as adapters go: it names none, or its adapter is loaded or can be.
+ */
+function adapterFits(slots: AdapterSlots, job: Job): boolean {
+  const adapter = job.request.adapter;
+  return adapter === undefined || slots.admits(adapter);
 }
 
 /** How many leading `keys`, at most `limit`, are the first prompt blocks of `job`. */

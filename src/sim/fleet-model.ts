@@ -33,6 +33,19 @@ export interface FleetModel {
   readonly maxRunning: number;
   /** Most prompt tokens prefilled in one engine step (chunked prefill). @defaultValue 8,192 */
   readonly maxBatchTokens: number;
+  /**
+   * LoRA adapter slots per worker (vLLM's `--max-loras`): adapters of the running requests, plus
+   * idle ones kept until a new adapter needs the slot (least recently used first). A request
+   * whose adapter finds no slot — every slot held by an adapter with requests running — waits.
+   * Only requests that name an `adapter` use them. @defaultValue 8
+   */
+  readonly maxLoras: number;
+  /**
+   * Time to load an adapter into a slot, ms: the engine step that first runs a request of an
+   * adapter not loaded takes this much longer (the load blocks the batch, as vLLM's model runner
+   * loads adapters before the forward pass). @defaultValue 500
+   */
+  readonly adapterLoadMs: number;
 }
 
 /** {@link FleetModel} with every field optional. @public */
@@ -50,6 +63,8 @@ export const FLEET_OPTIONS = new OptionTable('fleet', 'FleetModel', {
   decodeStepPerRequestMs: number(0.35, 0, 1e6),
   maxRunning: integer(256, 1, 1_000_000),
   maxBatchTokens: integer(8_192, 1, 1e9),
+  maxLoras: integer(8, 1, 100_000),
+  adapterLoadMs: number(500, 0, 1e9),
 });
 
 /** The defaults of {@link FleetModel}. @public */

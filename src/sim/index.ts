@@ -18,7 +18,14 @@ export { DEFAULT_FLEET_MODEL } from './fleet-model.js';
 export { SeededRandom } from './random.js';
 export type { HtmlReportOptions } from './report/index.js';
 export { renderHtmlReport } from './report/index.js';
-export type { AdmissionRun, Comparison, Percentiles, PolicyRun, RunInfo } from './result.js';
+export type {
+  AdapterLoads,
+  AdmissionRun,
+  Comparison,
+  Percentiles,
+  PolicyRun,
+  RunInfo,
+} from './result.js';
 export { simulate } from './simulation.js';
 export type { SimulationOptions } from './simulation-options.js';
 export { resolveFleetModel } from './simulation-options.js';
@@ -27,6 +34,7 @@ export type { SimRequest, Workload } from './workload.js';
 export type {
   AgentConversationsOptions,
   HotPrefixOptions,
+  LoraAdaptersOptions,
   MooncakeTraceOptions,
   MultiTurnChatOptions,
   SharedPrefixOptions,
@@ -35,6 +43,7 @@ export type {
 export {
   agentConversations,
   generatedSharedPrefix,
+  loraAdapters,
   multiTurnChat,
   parseMooncakeTrace,
   readMooncakeTrace,

@@ -49,8 +49,29 @@ export class LoadPolls {
 }
 
 /**
+ * `report` with the engine's adapters — resident (the residency gauges), running, waiting (among
+ * the first 64 waiting) and its slots — once any request of an adapter reached it (an engine
+ * says nothing of adapters before one was used, as vLLM's metric is absent until then).
+ */
+function withAdapters(report: LoadReport, engine: Engine): LoadReport {
+  const slots = engine.adapters;
+  const waiting = engine.waitingAdapters();
+  if (slots.loads === 0 && waiting.length === 0) return report;
+  return {
+    ...report,
+    adapters: {
+      running: slots.running(),
+      waiting,
+      resident: slots.resident(),
+      maxAdapters: slots.max,
+    },
+  };
+}
+
+/**
  * @internal Gives each policy the reports a metrics endpoint of each worker would give at `now`:
- * running and waiting requests, and KV-cache usage (none for an unbounded cache).
+ * running and waiting requests, KV-cache usage (none for an unbounded cache), and the adapters
+ * once one was used.
  * Cost: O(workers + policies × their `updateLoads`).
  */
 export function deliverLoads(
@@ -72,7 +93,7 @@ export function deliverLoads(
             tokenUsage: Math.min(1, engine.cache.used / capacity),
             at: now,
           };
-    reports.set(urls[w]!, report);
+    reports.set(urls[w]!, withAdapters(report, engine));
   }
   for (const policy of policies) policy.updateLoads?.(reports);
 }

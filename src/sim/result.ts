@@ -109,11 +109,32 @@ export interface PolicyRun {
    */
   readonly admission?: AdmissionRun;
   /**
+   * With a workload whose requests name LoRA adapters (`SimRequest.adapter`): how often engines
+   * loaded one. Absent otherwise.
+   */
+  readonly adapters?: AdapterLoads;
+  /**
    * For trace arrivals: the earliest request `timestamp` (ms, on the trace's clock), subtracted
    * from every timestamp before the speedup so that the first arrival is at simulated time 0.
    * 0 for the other arrival processes and for a trace that starts at 0.
    */
   readonly timestampOffsetMs: number;
+}
+
+/**
+ * LoRA adapter loads of one run: each time an engine started a request whose adapter it did not
+ * hold (into a free slot, or evicting an idle adapter), costing `FleetModel.adapterLoadMs`.
+ *
+ * @public
+ */
+export interface AdapterLoads {
+  /** Loads in all. */
+  readonly loads: number;
+  /** Loads per worker (index = worker). */
+  readonly perWorker: readonly number[];
+  /** The most and fewest loads of one worker. */
+  readonly maxPerWorker: number;
+  readonly minPerWorker: number;
 }
 
 /**

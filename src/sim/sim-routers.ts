@@ -6,6 +6,7 @@
  * @module
  * @internal
  */
+import { adapterAware } from '../policies/adapter-aware.js';
 import { createPolicy } from '../policies/create-policy.js';
 import type { Policy } from '../policies/policy.js';
 import { RedisSharedStore } from '../redis/redis-store.js';
@@ -18,6 +19,12 @@ import { policyConfigOf, type ResolvedSimulationOptions } from './simulation-opt
 
 /** How long a simulated router waits on its store (real ms): long enough never to be missed. */
 const SIM_STORE_WAIT_MS = 120_000;
+
+/** Router `k`'s policy: `o.policy`, wrapped in `adapterAware` when the options say so. */
+function policyOfRouter(o: ResolvedSimulationOptions, k: number, clock: () => number): Policy {
+  const policy = createPolicy(o.policy, policyConfigOf(o, k, clock) as never) as Policy;
+  return o.adapterAware === undefined ? policy : adapterAware(policy, { ...o.adapterAware, clock });
+}
 
 /**
  * @internal The routers of one run. Everything {@link SimRouters.open} builds is recorded as soon
@@ -72,8 +79,7 @@ export class SimRouters {
       const registry = await WorkerRegistry.create({ defaultStatus: 'ready', clock });
       this.#registries.push(registry);
       for (const url of urls) await registry.register({ url });
-      const policy =
-        policyOf?.(k) ?? (createPolicy(o.policy, policyConfigOf(o, k, clock) as never) as Policy);
+      const policy = policyOf?.(k) ?? policyOfRouter(o, k, clock);
       const store = this.#store;
       const shared =
         store === undefined

@@ -16,6 +16,7 @@ import {
   type Resolved,
 } from '../core/option-table.js';
 import { fail, readInteger, readNumber, readObject } from '../core/options.js';
+import { ADAPTER_AWARE_OPTIONS, type AdapterAwareConfig } from '../policies/adapter-aware.js';
 import { createPolicy, POLICY_NAMES } from '../policies/create-policy.js';
 import type { Policy, PolicyName } from '../policies/policy.js';
 import type { ArrivalProcess } from './arrivals.js';
@@ -149,6 +150,13 @@ export interface SimulationOptions {
    */
   readonly admission?: boolean | Omit<AdmissionConfig, 'clock'>;
   /**
+   * Wrap every router's policy in `adapterAware` (`true` for its defaults, or its options but
+   * `clock`, which the run sets): requests for a LoRA adapter (`SimRequest.adapter`) go where the
+   * adapter is loaded, as the engines' load reports and the router's own sends tell. The run is
+   * labelled `adapterAware(<policy>)`. @defaultValue false
+   */
+  readonly adapterAware?: boolean | Omit<AdapterAwareConfig, 'clock'>;
+  /**
    * Called as requests complete (about 100 times per run). An error it throws ends the run
    * (every router is closed) and is rethrown as is.
    */
@@ -199,6 +207,11 @@ export const SIMULATION_OPTIONS = new OptionTable(
       (field, value) => readSimAdmission(field, value),
       'false',
     ),
+    adapterAware: custom<Readonly<Record<string, unknown>> | undefined>(
+      undefined,
+      (field, value) => readSimAdapterAware(field, value),
+      'false',
+    ),
   },
   'any',
 );
@@ -215,6 +228,27 @@ function readSimAdmission(
     fail(`${field}.clock`, 'absent (the simulation sets its own clock)', 'a clock');
   if (readAdmission(field, value) === undefined) return undefined;
   return value === true ? {} : { ...(value as Record<string, unknown>) };
+}
+
+/**
+ * `true` or `adapterAware` options but `clock` (the run sets the simulated clock), checked by
+ * the wrapper's own table; `undefined` when off.
+ */
+function readSimAdapterAware(
+  field: string,
+  value: unknown,
+): Readonly<Record<string, unknown>> | undefined {
+  if (value === false || value === undefined) return undefined;
+  if (value === true) return {};
+  if (typeof value === 'object' && value !== null && 'clock' in value)
+    fail(`${field}.clock`, 'absent (the simulation sets its own clock)', 'a clock');
+  ADAPTER_AWARE_OPTIONS.read(value, undefined, field);
+  return { ...(value as Record<string, unknown>) };
+}
+
+/** The label of `o`'s runs: the policy's name, wrapped as `adapterAware(<name>)` when it is. */
+export function policyLabelOf(o: ResolvedSimulationOptions): string {
+  return o.adapterAware === undefined ? o.policy : `adapterAware(${o.policy})`;
 }
 
 /** `'memory'`, or a Redis URL. */

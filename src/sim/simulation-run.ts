@@ -12,6 +12,8 @@ import type { Router } from '../router/router.js';
 import { routerInternals } from '../router/router-internals.js';
 import type { SharedState } from '../shared/shared-state.js';
 import type { WorkerLease } from '../workers/worker.js';
+import { keyByAdapter } from './adapter-keys.js';
+import { adapterLoadsOf } from './adapter-slots.js';
 import { AdmissionTally } from './admission-tally.js';
 import { ArrivalSchedule } from './arrival-schedule.js';
 import { blockKeys } from './block-keys.js';
@@ -24,7 +26,11 @@ import { LOW_PRIORITY, RequestMix } from './request-mix.js';
 import type { PolicyRun } from './result.js';
 import { RunTally } from './run-tally.js';
 import type { SimRouters } from './sim-routers.js';
-import { kvPageSizeOf, type ResolvedSimulationOptions } from './simulation-options.js';
+import {
+  kvPageSizeOf,
+  policyLabelOf,
+  type ResolvedSimulationOptions,
+} from './simulation-options.js';
 import { Timeline } from './timeline.js';
 import type { SimRequest } from './workload.js';
 import { promptOf } from './workload-check.js';
@@ -246,7 +252,7 @@ export class SimulationRun {
       promptTokens += engine.promptTokens;
     }
     const run = this.#tally.result({
-      policy: this.#o.policy,
+      policy: policyLabelOf(this.#o),
       cachedTokens,
       promptTokens,
       precision: this.#precision.value,
@@ -259,7 +265,12 @@ export class SimulationRun {
       eventsProcessed: this.#events,
       timestampOffsetMs: this.#schedule.offsetMs,
     });
-    return this.#admission === undefined ? run : { ...run, admission: this.#admission.result() };
+    const withAdapters = this.#o.workload.requests.some((r) => r.adapter !== undefined)
+      ? { ...run, adapters: adapterLoadsOf(this.#engines.map((e) => e.adapters)) }
+      : run;
+    return this.#admission === undefined
+      ? withAdapters
+      : { ...withAdapters, admission: this.#admission.result() };
   }
 
   /** No request is on a worker or about to be sent: nothing changes until the next arrival. */
@@ -401,6 +412,7 @@ export class SimulationRun {
     const tokens = promptOf(request, id);
     const select: { -readonly [K in keyof SelectRequest]: SelectRequest[K] } = { tokens };
     if (request.routingKey !== undefined) select.routingKey = request.routingKey;
+    if (request.adapter !== undefined) select.model = request.adapter;
     const priority = this.#mix?.priorityOf(id) ?? request.priority;
     if (priority !== undefined) select.priority = priority;
     const tenant = this.#mix?.tenantOf(id) ?? request.tenant;
@@ -435,6 +447,7 @@ export class SimulationRun {
     if (this.#o.engineRestarts > 0) this.#restartDue();
     // The answer's keys too (the engine caches them at completion), chained in one pass.
     const keys = blockKeys(tokens, this.#o.fleet.blockSize, request.outputTokens);
+    if (request.adapter !== undefined) keyByAdapter(keys, request.adapter);
     const tags = this.#kv?.tagsOf(tokens, request.outputTokens, keys.length);
     const best = this.#precision.measure(keys, request.promptLength, this.#engines);
     this.beforeSelect?.(keys, request.promptLength, this.#engines);

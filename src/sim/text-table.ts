@@ -15,6 +15,8 @@ interface Column {
   readonly oracleOnly?: boolean;
   /** Shown only when a run has admission figures (`--admission`). */
   readonly admissionOnly?: boolean;
+  /** Shown only when a run served LoRA adapters (`PolicyRun.adapters`). */
+  readonly adaptersOnly?: boolean;
 }
 
 const COLUMNS: readonly Column[] = [
@@ -37,6 +39,15 @@ const COLUMNS: readonly Column[] = [
   { header: 'load CV', cell: (r) => fixed(r.load.cv, 2) },
   { header: 'precision', cell: (r) => (r.precision === undefined ? '—' : percent(r.precision)) },
   { header: 'route µs', cell: (r) => fixed(r.routingMicrosPerRequest, 1) },
+  { header: 'adapter loads', cell: (r) => count(r.adapters?.loads), adaptersOnly: true },
+  {
+    header: 'loads/worker max/min',
+    cell: (r) =>
+      r.adapters === undefined
+        ? '—'
+        : `${count(r.adapters.maxPerWorker)}/${count(r.adapters.minPerWorker)}`,
+    adaptersOnly: true,
+  },
   { header: 'served', cell: (r) => count(r.admission?.served), admissionOnly: true },
   {
     header: 'rejected',
@@ -106,10 +117,18 @@ export function formatComparison(comparison: Comparison): string {
   if (events !== undefined) lines.push(events);
   lines.push('');
   const admission = c.runs.some((run) => run.admission !== undefined);
+  const adapters = c.runs.some((run) => run.adapters !== undefined);
+  if (adapters)
+    lines.splice(
+      2,
+      0,
+      `adapters  ${f.maxLoras} LoRA slots per worker, ${thousands(f.adapterLoadMs)} ms per adapter load`,
+    );
   const columns = COLUMNS.filter(
     (col) =>
       (c.oracle !== undefined || col.oracleOnly !== true) &&
-      (admission || col.admissionOnly !== true),
+      (admission || col.admissionOnly !== true) &&
+      (adapters || col.adaptersOnly !== true),
   );
   const runs = c.oracle === undefined ? c.runs : [...c.runs, c.oracle];
   const rows = runs.map((run) => columns.map((col) => col.cell(run, c)));

@@ -9,6 +9,7 @@
  */
 import { FleetRouteError, invalidArgument } from '../core/errors.js';
 import { describe, fail, readInteger } from '../core/options.js';
+import { isModelId } from '../workers/worker-spec.js';
 import type { SimRequest, Workload } from './workload.js';
 import { MAX_PROMPT_TOKENS } from './workloads/support.js';
 
@@ -102,6 +103,9 @@ function readRequest(value: unknown, i: number): void {
   if (key !== undefined && typeof key !== 'string') fail(`${where}.routingKey`, 'a string', key);
   const priority = field(o, 'priority', where);
   if (priority !== undefined) readInteger(`${where}.priority`, priority, 0, -1_000_000, 1_000_000);
+  const adapter = field(o, 'adapter', where);
+  if (adapter !== undefined && (typeof adapter !== 'string' || !isModelId(adapter)))
+    fail(`${where}.adapter`, 'a model id (a non-empty string of at most 256 characters)', adapter);
   const tenant = field(o, 'tenant', where);
   if (tenant !== undefined && (typeof tenant !== 'string' || tenant.length > 256))
     fail(`${where}.tenant`, 'a string of at most 256 characters', tenant);

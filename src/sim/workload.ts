@@ -28,6 +28,12 @@ export interface SimRequest {
    * prompt stays cached.
    */
   readonly outputTokens?: Uint32Array;
+  /**
+   * The LoRA adapter the request asks for (its name, at most 256 characters): the router sees it
+   * as the request's `model`; an engine loads the adapter into one of its `maxLoras` slots
+   * before the request runs, and keys its prefix cache by it. @defaultValue none: the base model
+   */
+  readonly adapter?: string;
   /** The affinity key a client would send (a group, user or session id). */
   readonly routingKey?: string;
   /**
@@ -88,7 +94,7 @@ export const WORKLOAD_RECIPE: unique symbol = Symbol.for('fleetroute.workload.re
  */
 export type WorkloadRecipe =
   | {
-      readonly generator: 'shared-prefix' | 'chat' | 'hot-prefix' | 'zero-reuse' | 'agent';
+      readonly generator: 'shared-prefix' | 'chat' | 'hot-prefix' | 'zero-reuse' | 'agent' | 'lora';
       readonly options: Readonly<Record<string, number | boolean>>;
     }
   | {

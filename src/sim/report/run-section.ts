@@ -62,7 +62,14 @@ export function runSection(c: Comparison): string {
   if (c.engineRestarts !== undefined) {
     items.push(['Engine restarts', escapeHtml(formatInteger(c.engineRestarts))]);
   }
-  items.push(['Fleet', entries(c.fleet)]);
+  items.push(['Fleet', entries(fleetShown(c))]);
   const body = items.map(([term, text]) => `<dt>${term}</dt><dd>${text}</dd>`).join('');
   return `<dl class="run">${body}</dl>`;
+}
+
+/** The fleet model as shown: its adapter slots only when some run served LoRA adapters. */
+function fleetShown(c: Comparison): object {
+  if (c.runs.some((run) => run.adapters !== undefined)) return c.fleet;
+  const { maxLoras: _slots, adapterLoadMs: _load, ...rest } = c.fleet;
+  return rest;
 }

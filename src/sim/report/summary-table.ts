@@ -70,6 +70,23 @@ function columns(c: Comparison): Column[] {
       better: 'low',
     },
   ];
+  if (c.runs.some((r) => r.adapters !== undefined)) {
+    list.push(
+      {
+        header: 'Adapter loads',
+        value: (r) => r.adapters?.loads,
+        format: formatInteger,
+        better: 'low',
+      },
+      {
+        header: 'Loads/worker max',
+        value: (r) => r.adapters?.maxPerWorker,
+        format: (v, r) =>
+          `${formatInteger(v)} (min ${formatInteger(r.adapters?.minPerWorker ?? 0)})`,
+        better: 'low',
+      },
+    );
+  }
   if (incomplete) {
     list.splice(0, 0, {
       header: 'Completed',

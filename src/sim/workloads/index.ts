@@ -1,5 +1,5 @@
 /**
- * The simulator's workloads: five generators and the Mooncake trace reader.
+ * The simulator's workloads: six generators and the Mooncake trace reader.
  *
  * @module
  */
@@ -8,6 +8,8 @@ export type { AgentConversationsOptions } from './agent-conversations.js';
 export { agentConversations } from './agent-conversations.js';
 export type { HotPrefixOptions } from './hot-prefix.js';
 export { singleHotPrefix } from './hot-prefix.js';
+export type { LoraAdaptersOptions } from './lora-adapters.js';
+export { loraAdapters } from './lora-adapters.js';
 export type { MooncakeTraceOptions } from './mooncake-trace.js';
 export { parseMooncakeTrace, readMooncakeTrace } from './mooncake-trace.js';
 export type { MultiTurnChatOptions } from './multi-turn-chat.js';

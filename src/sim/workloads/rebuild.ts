@@ -7,6 +7,7 @@
 import type { Workload, WorkloadRecipe } from '../workload.js';
 import { type AgentConversationsOptions, agentConversations } from './agent-conversations.js';
 import { type HotPrefixOptions, singleHotPrefix } from './hot-prefix.js';
+import { type LoraAdaptersOptions, loraAdapters } from './lora-adapters.js';
 import {
   type MooncakeTraceOptions,
   parseMooncakeTrace,
@@ -33,6 +34,8 @@ export async function rebuildWorkload(recipe: WorkloadRecipe): Promise<Workload>
       return singleHotPrefix(recipe.options as HotPrefixOptions);
     case 'zero-reuse':
       return zeroReuse(recipe.options as ZeroReuseOptions);
+    case 'lora':
+      return loraAdapters(recipe.options as LoraAdaptersOptions);
     case 'agent':
       return agentConversations(recipe.options as AgentConversationsOptions);
     case 'mooncake': {

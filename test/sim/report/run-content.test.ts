@@ -100,10 +100,25 @@ describe('renderHtmlReport: the Run section', () => {
       'fleetroute simulate --workload chat --title &#39;it&#39;\\&#39;&#39;s &lt;x&gt;&#39;',
     );
     expect(html).toContain('fleetroute 9.8.7');
-    for (const key of Object.keys(DEFAULT_FLEET_MODEL))
-      expect(html).toContain(`<code>${key}</code>`);
+    const adapterSlots = ['maxLoras', 'adapterLoadMs'];
+    for (const key of Object.keys(DEFAULT_FLEET_MODEL)) {
+      // Adapter slots only matter to a run that served LoRA adapters.
+      if (adapterSlots.includes(key)) expect(html).not.toContain(`<code>${key}</code>`);
+      else expect(html).toContain(`<code>${key}</code>`);
+    }
     expect(html).toContain('<code>groups</code>');
     expect(html).toContain('Poisson, 57.3 req/s');
+  });
+
+  it('shows the adapter slots of the fleet when a run served LoRA adapters', () => {
+    const base = comparison(policies(2));
+    const adapters = { loads: 7, perWorker: [3, 4], maxPerWorker: 4, minPerWorker: 3 };
+    const c = { ...base, runs: base.runs.map((run) => ({ ...run, adapters })) };
+
+    const html = sectionOf(renderHtmlReport(c), 'run');
+
+    expect(html).toContain('<code>maxLoras</code>');
+    expect(html).toContain('<code>adapterLoadMs</code>');
   });
 
   it('without run information it still shows the settings, and no command', () => {
