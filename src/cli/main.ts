@@ -15,6 +15,7 @@ import type { Workload } from '../sim/workload.js';
 import {
   agentConversations,
   generatedSharedPrefix,
+  loraAdapters,
   multiTurnChat,
   readMooncakeTrace,
   singleHotPrefix,
@@ -83,6 +84,7 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
     firstTokens: command.firstTokens,
     threads: command.threads,
     kvEvents: command.kvEvents,
+    ...(command.adapterAware ? { adapterAware: true } : {}),
     kvEventDelayMs: command.kvEventDelayMs,
     kvEventLoss: command.kvEventLoss,
     engineRestarts: command.engineRestarts,
@@ -128,6 +130,8 @@ async function buildWorkload(choice: WorkloadChoice): Promise<Workload> {
       return agentConversations(choice.options);
     case 'hot-prefix':
       return singleHotPrefix(choice.options);
+    case 'lora':
+      return loraAdapters(choice.options);
     case 'zero-reuse':
       return zeroReuse(choice.options);
     case 'mooncake':

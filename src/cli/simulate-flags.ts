@@ -15,6 +15,7 @@ import { DEFAULT_FLEET_MODEL, FLEET_OPTIONS } from '../sim/fleet-model.js';
 import { SIMULATION_OPTIONS } from '../sim/simulation-options.js';
 import { AGENT_CONVERSATIONS_OPTIONS } from '../sim/workloads/agent-conversations.js';
 import { HOT_PREFIX_OPTIONS } from '../sim/workloads/hot-prefix.js';
+import { LORA_ADAPTERS_OPTIONS } from '../sim/workloads/lora-adapters.js';
 import { MOONCAKE_OPTIONS } from '../sim/workloads/mooncake-trace.js';
 import { MULTI_TURN_CHAT_OPTIONS } from '../sim/workloads/multi-turn-chat.js';
 import { SHARED_PREFIX_OPTIONS } from '../sim/workloads/shared-prefix.js';
@@ -28,6 +29,7 @@ export const WORKLOADS = [
   'agent',
   'hot-prefix',
   'zero-reuse',
+  'lora',
   'mooncake',
 ] as const;
 /** @internal One of {@link WORKLOADS}. */
@@ -56,6 +58,7 @@ const WORKLOAD_DEFAULTS: Readonly<Record<WorkloadName, Readonly<Record<string, u
   agent: AGENT_CONVERSATIONS_OPTIONS.read(undefined),
   'hot-prefix': HOT_PREFIX_OPTIONS.read(undefined),
   'zero-reuse': ZERO_REUSE_OPTIONS.read(undefined),
+  lora: LORA_ADAPTERS_OPTIONS.read(undefined),
   mooncake: MOONCAKE_OPTIONS.read(undefined),
 };
 
@@ -143,6 +146,7 @@ export const GENERATOR_FLAGS = {
     agent: 'medianOutputLength',
     'hot-prefix': 'outputLength',
     'zero-reuse': 'outputLength',
+    lora: 'outputLength',
   }),
   users: generatorFlag('users (agent: conversations)', { chat: 'users', agent: 'conversations' }),
   rounds: generatorFlag('rounds per user (agent: median turns per conversation)', {
@@ -167,10 +171,24 @@ export const GENERATOR_FLAGS = {
   requests: generatorFlag('requests; of a mooncake trace, the first n records', {
     'hot-prefix': 'requests',
     'zero-reuse': 'requests',
+    lora: 'requests',
     mooncake: 'limit',
   }),
-  'prefix-tokens': generatorFlag('shared prefix tokens', { 'hot-prefix': 'prefixLength' }),
-  'suffix-tokens': generatorFlag('per-request suffix tokens', { 'hot-prefix': 'suffixLength' }),
+  'prefix-tokens': generatorFlag('shared prefix tokens (lora: per adapter)', {
+    'hot-prefix': 'prefixLength',
+    lora: 'prefixLength',
+  }),
+  'suffix-tokens': generatorFlag('per-request suffix tokens', {
+    'hot-prefix': 'suffixLength',
+    lora: 'suffixLength',
+  }),
+  adapters: generatorFlag('LoRA adapters of the base model', { lora: 'adapters' }),
+  zipf: generatorFlag(
+    "Zipf exponent of the adapters' popularity",
+    { lora: 'zipf' },
+    decimalOf(LORA_ADAPTERS_OPTIONS.specs.zipf),
+    '<s>',
+  ),
   'prompt-tokens': generatorFlag('prompt tokens', { 'zero-reuse': 'promptLength' }),
 } as const;
 
@@ -286,6 +304,20 @@ export const SIMULATE_FLAGS = {
     fallback: DEFAULT_FLEET_MODEL.decodeStepPerRequestMs,
     read: decimalOf(FLEET_OPTIONS.specs.decodeStepPerRequestMs),
   }),
+  'max-loras': flag({
+    section: 'Fleet',
+    value: '<n>',
+    help: 'LoRA adapter slots per worker (idle adapters evicted least recently used first)',
+    fallback: DEFAULT_FLEET_MODEL.maxLoras,
+    read: integerOf(FLEET_OPTIONS.specs.maxLoras),
+  }),
+  'adapter-load-ms': flag({
+    section: 'Fleet',
+    value: '<ms>',
+    help: 'time to load a LoRA adapter into a slot (blocks the engine step)',
+    fallback: DEFAULT_FLEET_MODEL.adapterLoadMs,
+    read: decimalOf(FLEET_OPTIONS.specs.adapterLoadMs),
+  }),
   policies: flag<readonly PolicyName[]>({
     section: 'Routing',
     value: '<a,b,...>',
@@ -324,6 +356,10 @@ export const SIMULATE_FLAGS = {
   'kv-events': toggle(
     'Routing',
     "also run cache_aware fed by the engines' KV events (cache_aware+events), and with --routers > 1 both at 1 router too",
+  ),
+  'adapter-aware': toggle(
+    'Routing',
+    'also run each policy wrapped in adapterAware (rows adapterAware(<policy>)): LoRA requests go where their adapter is loaded',
   ),
   'kv-event-delay-ms': flag({
     section: 'Routing',

@@ -49,6 +49,8 @@ export interface SimulateCommand {
   readonly loadPollIntervalMs: number;
   /** Whether engines mark first tokens on the leases (`--no-first-tokens`: not). */
   readonly firstTokens: boolean;
+  /** `--adapter-aware`: compare each policy with and without `adapterAware` around it. */
+  readonly adapterAware: boolean;
   /** `--kv-events`: compare `cache_aware` with and without the engines' KV events. */
   readonly kvEvents: boolean;
   readonly kvEventDelayMs: number;
@@ -103,6 +105,8 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     prefillTokensPerSecond: flags.value('prefill-tokens-per-s'),
     decodeStepMs: flags.value('decode-step-ms'),
     decodeStepPerRequestMs: flags.value('decode-step-per-request-ms'),
+    maxLoras: flags.value('max-loras'),
+    adapterLoadMs: flags.value('adapter-load-ms'),
   };
   const policies = flags.value('policies');
   const { arrivals, load } = readArrivals(flags, workload.kind);
@@ -132,6 +136,7 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     seed,
     loadPollIntervalMs: flags.value('poll-ms'),
     firstTokens: !flags.value('no-first-tokens'),
+    adapterAware: flags.value('adapter-aware'),
     kvEvents,
     kvEventDelayMs: flags.value('kv-event-delay-ms'),
     kvEventLoss: flags.value('kv-event-loss'),

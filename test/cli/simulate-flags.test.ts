@@ -16,6 +16,7 @@ import {
   DEFAULT_FLEET_MODEL,
   DEFAULT_POLICIES,
   generatedSharedPrefix,
+  loraAdapters,
   multiTurnChat,
   singleHotPrefix,
   type Workload,
@@ -33,6 +34,7 @@ const GENERATORS: Readonly<Record<string, (options: object) => Workload>> = {
   agent: agentConversations,
   'hot-prefix': singleHotPrefix,
   'zero-reuse': zeroReuse,
+  lora: loraAdapters,
 };
 
 const cli = (...args: string[]) => runCli(process.cwd(), ...args);
@@ -155,6 +157,11 @@ describe('the flags of fleetroute simulate', () => {
       '--decode-step-per-request-ms',
       '0',
     ]);
+    expect(parseSimulateArgs(['--max-loras', '2', '--adapter-load-ms', '80']).fleet).toMatchObject({
+      maxLoras: 2,
+      adapterLoadMs: 80,
+    });
+    expect(parseSimulateArgs(['--adapter-aware']).adapterAware).toBe(true);
     expect(command.fleet).toMatchObject({
       blockSize: 32,
       maxBatchTokens: 4096,
