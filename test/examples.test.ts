@@ -48,6 +48,19 @@ describe('examples', () => {
     expect(lines[2]![1]).toBe(lines[0]![1]);
   });
 
+  it('lora.ts: adapter requests go where their adapter is loaded, a new adapter to one placement', async () => {
+    const out = await example('lora.ts');
+    const routes = [...out.matchAll(/^(\S+)\s+→ (\S+)$/gm)].map((m) => [m[1], m[2]]);
+    expect(routes.slice(0, 3)).toEqual([
+      ['sql-lora', 'http://gpu-1:8000'],
+      ['sql-lora', 'http://gpu-1:8000'],
+      ['chat-lora', 'http://gpu-3:8000'],
+    ]);
+    // The new adapter's second request follows its first: remembered as sent there.
+    expect(routes[4]).toEqual(['new-lora', routes[3]![1]]);
+    expect(routes[5]![0]).toBe('llama');
+  });
+
   it('simulator.ts: a custom workload compared across three policies', async () => {
     const out = await example('simulator.ts');
     expect(out).toMatch(/^cache_aware /m);

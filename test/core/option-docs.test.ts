@@ -16,6 +16,7 @@ import { KV_TRANSLATOR_OPTIONS } from '../../src/kv-events/translator.js';
 import { OPENAI_HANDLER_OPTIONS } from '../../src/openai/openai-handler-options.js';
 import { OPENAI_REQUEST_OPTIONS } from '../../src/openai/openai-request.js';
 import { OPENTELEMETRY_OPTIONS } from '../../src/opentelemetry/instrument-router.js';
+import { ADAPTER_AWARE_OPTIONS } from '../../src/policies/adapter-aware.js';
 import { DISAGGREGATION_RULE_OPTIONS } from '../../src/policies/conditional-disaggregation.js';
 import { policyOptionTables } from '../../src/policies/create-policy.js';
 import { COMMON_OPTIONS } from '../../src/policies/support/config.js';
@@ -45,6 +46,7 @@ import { FLEET_OPTIONS } from '../../src/sim/fleet-model.js';
 import { SIMULATION_OPTIONS } from '../../src/sim/simulation-options.js';
 import { AGENT_CONVERSATIONS_OPTIONS } from '../../src/sim/workloads/agent-conversations.js';
 import { HOT_PREFIX_OPTIONS } from '../../src/sim/workloads/hot-prefix.js';
+import { LORA_ADAPTERS_OPTIONS } from '../../src/sim/workloads/lora-adapters.js';
 import { MOONCAKE_OPTIONS } from '../../src/sim/workloads/mooncake-trace.js';
 import { MULTI_TURN_CHAT_OPTIONS } from '../../src/sim/workloads/multi-turn-chat.js';
 import { SHARED_PREFIX_OPTIONS } from '../../src/sim/workloads/shared-prefix.js';
@@ -93,6 +95,8 @@ const TABLES = [
   OPENAI_REQUEST_OPTIONS,
   OPENAI_HANDLER_OPTIONS,
   DISAGGREGATION_RULE_OPTIONS,
+  ADAPTER_AWARE_OPTIONS,
+  LORA_ADAPTERS_OPTIONS,
 ] as unknown as AnyTable[];
 
 function sources(dir: string): string[] {
