@@ -26,6 +26,7 @@ const BENCHMARKS = [
   'registry-scan',
   'policy-select',
   'prefix-hash-varied',
+  'adapter-select',
   'cache-aware',
   'kv-events',
   'event-select',

@@ -162,8 +162,9 @@ export class AdapterAwarePolicy implements Policy {
     let worker = inner.select(list, request);
     if (worker === undefined && list !== workers) worker = inner.select(workers, request);
     if (worker !== undefined) {
-      this.#residency.learn(model);
-      this.#residency.sent(worker.url, model, now);
+      const residency = this.#residency;
+      if (!residency.isKnown(model)) residency.learn(model);
+      residency.sent(worker.url, model, now);
     }
     return worker;
   }

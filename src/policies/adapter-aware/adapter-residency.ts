@@ -107,6 +107,12 @@ export class AdapterResidency {
     }
     const recent = w.recent;
     const before = recent.get(adapter);
+    if (before !== undefined && now - before < this.#recentMs / 2) {
+      // Fresh: a new time, same place in the order (moved only once it is half as old as the
+      // memory is long, so a hot adapter costs one map write per request).
+      recent.set(adapter, now);
+      return;
+    }
     if (before === undefined || now - before >= this.#recentMs) {
       if (!w.reported.has(adapter)) this.epoch++;
     }
