@@ -22,6 +22,7 @@ const DOCS = [
   'docs/http-transport.md',
   'docs/simulator.md',
   'docs/policies.md',
+  'docs/lora.md',
   'docs/quality.md',
   'docs/kv-events.md',
   'docs/observability.md',
