@@ -10,8 +10,10 @@ import {
   createPolicy,
   type LoadReport,
   type Policy,
+  Router,
   type SelectRequest,
   type Worker,
+  WorkerRegistry,
 } from '../../src/index.js';
 import { topByWeight } from '../../src/policies/adapter-aware/adapter-tiers.js';
 import { sharingOf } from '../../src/policies/placement-sharing.js';
@@ -286,6 +288,31 @@ describe('adapterAware: transparent to routers, shared state and KV feeds', () =
     port.remember(workers, 'sql-lora', 'select', workers[3]!.url);
 
     expect(policy.select(workers, LORA)).toBe(workers[3]);
+  });
+
+  it('behind a Router: decision events carry the inner policy’s name and branch, and adapter requests stay on their worker', async () => {
+    const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+    for (let i = 0; i < 4; i++) await registry.register({ url: `http://w${i}:8000` });
+    const router = new Router({
+      registry,
+      transport: { probe: async () => true },
+      policy: adapterAware(createPolicy('cache_aware'), { adapters: 'all' }),
+      health: false,
+    });
+    const decisions: { policy: string; branch: string | undefined }[] = [];
+    router.on('decision', (e) => decisions.push({ policy: e.policy, branch: e.branch }));
+    router.start();
+
+    const picked = ['one prompt', 'another prompt', 'a third'].map((text) => {
+      const lease = router.select({ model: 'sql-lora', text })!;
+      lease.release();
+      return lease.worker.url;
+    });
+
+    expect(new Set(picked).size).toBe(1);
+    expect(decisions[0]).toEqual({ policy: 'cache_aware', branch: 'cache_miss' });
+    await router.close();
+    registry.close();
   });
 
   it('offers nothing the inner policy does not', () => {

@@ -11,7 +11,12 @@ import { blockKeys } from '../../src/sim/block-keys.js';
 import { Engine, type Job } from '../../src/sim/engine.js';
 import { EventQueue } from '../../src/sim/event-queue.js';
 import { DEFAULT_FLEET_MODEL, type FleetModel } from '../../src/sim/fleet-model.js';
-import { comparePolicies, loraAdapters, simulate } from '../../src/sim/index.js';
+import {
+  comparePolicies,
+  generatedSharedPrefix,
+  loraAdapters,
+  simulate,
+} from '../../src/sim/index.js';
 import { deliverLoads } from '../../src/sim/load-polls.js';
 import type { SimRequest } from '../../src/sim/workload.js';
 
@@ -205,5 +210,46 @@ describe('simulate on the lora workload', () => {
     await expect(
       simulate({ ...options, adapterAware: { clock: () => 0 } as never }),
     ).rejects.toThrow(/adapterAware\.clock/);
+  });
+});
+
+describe('adapterAware is transparent to the simulator’s KV events and shared state', () => {
+  const workload = loraAdapters({
+    requests: 300,
+    adapters: 8,
+    prefixLength: 256,
+    suffixLength: 64,
+  });
+  const options = {
+    workload,
+    policy: 'cache_aware' as const,
+    fleet: { workers: 4 },
+    arrivals: { kind: 'poisson' as const, ratePerSecond: 8 },
+    adapterAware: true,
+  };
+
+  it('feeds the engines’ KV events to the wrapped cache_aware: base-model runs as without it', async () => {
+    const base = {
+      workload: generatedSharedPrefix({ groups: 8, promptsPerGroup: 16 }),
+      policy: 'cache_aware' as const,
+      fleet: { workers: 4 },
+      routers: 2,
+      arrivals: { kind: 'poisson' as const, ratePerSecond: 20 },
+      kvEvents: true,
+    };
+
+    const plain = await simulate(base);
+    const wrapped = await simulate({ ...base, adapterAware: true });
+
+    expect(wrapped.decisions.event_overlap).toBeGreaterThan(0);
+    expect(wrapped.decisions).toEqual(plain.decisions);
+    expect(wrapped.hitRate).toBe(plain.hitRate);
+  });
+
+  it('shares the wrapped cache_aware’s placements between routers', async () => {
+    const run = await simulate({ ...options, routers: 2, sharedState: 'memory' });
+
+    expect(run.completed).toBe(300);
+    expect(run.adapters!.loads).toBeGreaterThan(0);
   });
 });
