@@ -149,8 +149,10 @@ export class AdapterAwarePolicy implements Policy {
    *
    * @returns the inner policy's pick, or `undefined` when it picks nothing even among all
    *   candidates. Cost: the inner policy's, plus O(1) for a base-model request; for an adapter,
-   *   O(groups + preferred tier) and, when a report or a placement changed its tiers, one
-   *   rebuild of O(n log n).
+   *   O(preferred tier) — and O(groups) (a registry's list; else O(n)) when that tier's least
+   *   load reaches `spillLoad` — plus, when a report or a placement changed its tiers, one
+   *   rebuild of O(n log n). The preferred tier's workers are read twice (here, for their
+   *   availability and load, then by the inner policy).
    */
   select(workers: readonly Worker[], request?: SelectRequest): Worker | undefined {
     const inner = this.inner;
@@ -236,9 +238,14 @@ export class AdapterAwarePolicy implements Policy {
   #narrow(levels: readonly (readonly Worker[])[], workers: readonly Worker[]): readonly Worker[] {
     const last = levels.length - 1;
     if (last === 0) return levels[0]!;
-    const floor = this.#leastLoad(workers);
+    const spill = this.#spillLoad;
+    let floor = -1;
     for (let i = 0; i < last; i++) {
-      if (this.#leastLoad(levels[i]!) < floor + this.#spillLoad) return levels[i]!;
+      const least = this.#leastLoad(levels[i]!);
+      // Loads are ≥ 0: under `spillLoad`, the level is taken without reading every candidate.
+      if (least < spill) return levels[i]!;
+      if (floor < 0) floor = this.#leastLoad(workers);
+      if (least < floor + spill) return levels[i]!;
     }
     return levels[last]!;
   }

@@ -2,7 +2,7 @@
  * The shared policy contract (test/support/policy-contract.ts), run against every policy.
  */
 import { describe } from 'vitest';
-import { createPolicy, type PolicyConfigMap } from '../../src/index.js';
+import { adapterAware, createPolicy, type PolicyConfigMap } from '../../src/index.js';
 import { policyContract } from '../support/policy-contract.js';
 
 const names: (keyof PolicyConfigMap)[] = [
@@ -23,3 +23,9 @@ for (const name of names) {
     policyContract(() => createPolicy(name, { seed: 7 } as never));
   });
 }
+
+// Base-model requests (the contract's have no model) go to the inner policy untouched: the
+// wrapper keeps its contract.
+describe('adapterAware(cache_aware)', () => {
+  policyContract(() => adapterAware(createPolicy('cache_aware', { seed: 7 })));
+});
