@@ -124,6 +124,9 @@ export class AdapterAwarePolicy implements Policy {
   readonly #selector: AdapterSelector;
   readonly #maxAdapters: number;
   #tiers = new WeakMap<readonly Worker[], TierCache>();
+  /** The last source list seen and its tiers (most calls see the same list). */
+  #lastSource: readonly Worker[] | undefined;
+  #lastCache: TierCache | undefined;
   readonly #bounds = new Float64Array(3);
   #port: PlacementSharing | undefined;
 
@@ -195,6 +198,8 @@ export class AdapterAwarePolicy implements Policy {
   reset(): void {
     this.#residency.clear();
     this.#tiers = new WeakMap();
+    this.#lastSource = undefined;
+    this.#lastCache = undefined;
     this.inner.reset?.();
   }
 
@@ -219,11 +224,13 @@ export class AdapterAwarePolicy implements Policy {
   }
 
   #tiersOf(workers: readonly Worker[], adapter: string, now: number): AdapterTiers {
-    let cache = this.#tiers.get(workers);
+    let cache = workers === this.#lastSource ? this.#lastCache : this.#tiers.get(workers);
     if (cache === undefined) {
       cache = new Map();
       this.#tiers.set(workers, cache);
     }
+    this.#lastSource = workers;
+    this.#lastCache = cache;
     const cached = cache.get(adapter);
     const residency = this.#residency;
     if (cached !== undefined && cached.epoch === residency.epoch && now < cached.expiresAt)
@@ -241,7 +248,7 @@ export class AdapterAwarePolicy implements Policy {
     const spill = this.#spillLoad;
     let floor = -1;
     for (let i = 0; i < last; i++) {
-      const least = this.#leastLoad(levels[i]!);
+      const least = leastLoadOf(levels[i]!);
       // Loads are ≥ 0: under `spillLoad`, the level is taken without reading every candidate.
       if (least < spill) return levels[i]!;
       if (floor < 0) floor = this.#leastLoad(workers);
@@ -254,12 +261,7 @@ export class AdapterAwarePolicy implements Policy {
   #leastLoad(list: readonly Worker[]): number {
     const bounds = this.#bounds;
     if (viewOf(list).loadBounds(bounds)) return bounds[2]! > 0 ? bounds[0]! : Infinity;
-    let least = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < list.length; i++) {
-      const worker = list[i];
-      if (available(worker) && worker!.load < least) least = worker!.load;
-    }
-    return least;
+    return leastLoadOf(list);
   }
 
   /**
@@ -303,6 +305,16 @@ export class AdapterAwarePolicy implements Policy {
     };
     return wrapped;
   }
+}
+
+/** The lowest `load` among the available workers of `list`, by a walk (`Infinity`: none). */
+function leastLoadOf(list: readonly Worker[]): number {
+  let least = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < list.length; i++) {
+    const worker = list[i];
+    if (available(worker) && worker!.load < least) least = worker!.load;
+  }
+  return least;
 }
 
 /**
