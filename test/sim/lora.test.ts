@@ -13,8 +13,10 @@ import { EventQueue } from '../../src/sim/event-queue.js';
 import { DEFAULT_FLEET_MODEL, type FleetModel } from '../../src/sim/fleet-model.js';
 import {
   comparePolicies,
+  formatComparison,
   generatedSharedPrefix,
   loraAdapters,
+  renderHtmlReport,
   simulate,
 } from '../../src/sim/index.js';
 import { deliverLoads } from '../../src/sim/load-polls.js';
@@ -204,6 +206,12 @@ describe('simulate on the lora workload', () => {
     });
 
     expect(c.runs.map((r) => r.policy)).toEqual(['cache_aware', 'adapterAware(cache_aware)']);
+    const text = formatComparison(c);
+    expect(text).toContain('adapters  2 LoRA slots per worker, 500 ms per adapter load');
+    expect(text).toMatch(/adapter loads\s+loads\/worker max\/min/);
+    const html = renderHtmlReport(c);
+    expect(html).toContain('Adapter loads');
+    expect(html).toContain('<code>maxLoras</code>');
   });
 
   it('refuses a clock among the adapterAware options', async () => {
