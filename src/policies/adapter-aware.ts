@@ -345,6 +345,7 @@ function leastLoadOf(list: readonly Worker[]): number {
  * @returns a policy.
  * @throws {@link FleetRouteError} `INVALID_ARGUMENT` when `inner` is not a policy or an option
  *   is invalid (the message names it).
+ * Emits: nothing (a router's `decision` events carry the inner policy's name and branch).
  * Cost: see {@link AdapterAwarePolicy.select}. Memory: O(workers × recent adapters, at most 256
  * each) plus the tiers of each (candidate list, adapter) routed, at most `maxAdapters` per list.
  *

@@ -148,6 +148,24 @@ describe('adapterAware: tiers', () => {
     expect(inner.last()).toEqual(placements);
   });
 
+  it('forgets what a restarted or removed worker held', async () => {
+    const workers = await fleet(4);
+    const inner = recorder();
+    const policy = adapterAware(inner.policy, { adapters: 'all', placements: 1 });
+    const placed = topByWeight(workers, 'sql-lora', 1)[0]!;
+    const holder = workers.find((w) => w !== placed)!;
+    policy.updateLoads!(
+      reports({ [holder.url]: { running: [], waiting: [], resident: ['sql-lora'] } }),
+    );
+    policy.select(workers, LORA);
+    expect(inner.last()).toEqual([holder]);
+
+    policy.workerRestarted!(holder.url, { detectedBy: 'health' });
+    policy.select(workers, LORA);
+
+    expect(inner.last()).toEqual([placed]);
+  });
+
   it('places a new adapter on the top `placements` workers by rendezvous weight, free slots first', async () => {
     const workers = await fleet(8);
     const inner = recorder();
