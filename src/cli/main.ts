@@ -85,6 +85,7 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
     threads: command.threads,
     kvEvents: command.kvEvents,
     ...(command.adapterAware ? { adapterAware: true } : {}),
+    ...(command.adapterResidency ? {} : { adapterResidency: false }),
     kvEventDelayMs: command.kvEventDelayMs,
     kvEventLoss: command.kvEventLoss,
     engineRestarts: command.engineRestarts,

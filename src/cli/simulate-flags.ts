@@ -318,6 +318,10 @@ export const SIMULATE_FLAGS = {
     fallback: DEFAULT_FLEET_MODEL.adapterLoadMs,
     read: decimalOf(FLEET_OPTIONS.specs.adapterLoadMs),
   }),
+  'no-adapter-residency': toggle(
+    'Fleet',
+    "the engines' load reports list only adapters with requests in flight (vllm:lora_requests_info alone), not the resident ones",
+  ),
   policies: flag<readonly PolicyName[]>({
     section: 'Routing',
     value: '<a,b,...>',

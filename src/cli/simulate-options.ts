@@ -51,6 +51,8 @@ export interface SimulateCommand {
   readonly firstTokens: boolean;
   /** `--adapter-aware`: compare each policy with and without `adapterAware` around it. */
   readonly adapterAware: boolean;
+  /** `--no-adapter-residency`: load reports without resident adapters. */
+  readonly adapterResidency: boolean;
   /** `--kv-events`: compare `cache_aware` with and without the engines' KV events. */
   readonly kvEvents: boolean;
   readonly kvEventDelayMs: number;
@@ -137,6 +139,7 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     loadPollIntervalMs: flags.value('poll-ms'),
     firstTokens: !flags.value('no-first-tokens'),
     adapterAware: flags.value('adapter-aware'),
+    adapterResidency: !flags.value('no-adapter-residency'),
     kvEvents,
     kvEventDelayMs: flags.value('kv-event-delay-ms'),
     kvEventLoss: flags.value('kv-event-loss'),

@@ -43,7 +43,7 @@ export const DEFAULT_POLICIES: readonly PolicyName[] = Object.freeze(
  * Options of {@link comparePolicies}. Those it shares with `simulate` — `workload`, `fleet`,
  * `routers`, `seed`, `loadPollIntervalMs`, `firstTokens`, `engineRestarts` (the greedy oracle's run
  * too), `kvEventDelayMs` and `kvEventLoss` (the runs with events), `sharedRefreshMs` (the runs
- * with shared state), `lowPriorityShare`, `skipLowPriority`, `tenants`, `heavyTenantFactor` and `admission` — are
+ * with shared state), `lowPriorityShare`, `skipLowPriority`, `tenants`, `heavyTenantFactor`, `admission` and `adapterResidency` — are
  * {@link SimulationOptions}' own, applied to every run.
  *
  * @public
@@ -66,6 +66,7 @@ export interface CompareOptions
     | 'tenants'
     | 'heavyTenantFactor'
     | 'admission'
+    | 'adapterResidency'
   > {
   /** @defaultValue {@link DEFAULT_POLICIES} */
   readonly policies?: readonly PolicyName[];
@@ -153,6 +154,7 @@ const RUN_OPTIONS = Object.keys({
   tenants: 0,
   heavyTenantFactor: 0,
   admission: 0,
+  adapterResidency: 0,
 } satisfies Record<RunOption, 0>) as readonly RunOption[];
 
 /**

@@ -49,22 +49,21 @@ export class LoadPolls {
 }
 
 /**
- * `report` with the engine's adapters — resident (the residency gauges), running, waiting (among
+ * `report` with the engine's adapters — resident (the residency gauges; left out without
+ * `residency`, as an engine serving only `vllm:lora_requests_info` does), running, waiting (among
  * the first 64 waiting) and its slots — once any request of an adapter reached it (an engine
  * says nothing of adapters before one was used, as vLLM's metric is absent until then).
  */
-function withAdapters(report: LoadReport, engine: Engine): LoadReport {
+function withAdapters(report: LoadReport, engine: Engine, residency: boolean): LoadReport {
   const slots = engine.adapters;
   const waiting = engine.waitingAdapters();
   if (slots.loads === 0 && waiting.length === 0) return report;
+  const running = slots.running();
   return {
     ...report,
-    adapters: {
-      running: slots.running(),
-      waiting,
-      resident: slots.resident(),
-      maxAdapters: slots.max,
-    },
+    adapters: residency
+      ? { running, waiting, resident: slots.resident(), maxAdapters: slots.max }
+      : { running, waiting, maxAdapters: slots.max },
   };
 }
 
@@ -79,6 +78,7 @@ export function deliverLoads(
   engines: readonly Engine[],
   urls: readonly string[],
   now: number,
+  adapterResidency = true,
 ): void {
   const reports = new Map<string, LoadReport>();
   for (let w = 0; w < engines.length; w++) {
@@ -93,7 +93,7 @@ export function deliverLoads(
             tokenUsage: Math.min(1, engine.cache.used / capacity),
             at: now,
           };
-    reports.set(urls[w]!, withAdapters(report, engine));
+    reports.set(urls[w]!, withAdapters(report, engine, adapterResidency));
   }
   for (const policy of policies) policy.updateLoads?.(reports);
 }

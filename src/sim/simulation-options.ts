@@ -157,6 +157,12 @@ export interface SimulationOptions {
    */
   readonly adapterAware?: boolean | Omit<AdapterAwareConfig, 'clock'>;
   /**
+   * Whether the engines' load reports list their resident adapters (`adapters.resident`, as
+   * vLLM's residency gauges do); `false` reports only the adapters with requests running or
+   * waiting, as an engine serving only `vllm:lora_requests_info` does. @defaultValue true
+   */
+  readonly adapterResidency?: boolean;
+  /**
    * Called as requests complete (about 100 times per run). An error it throws ends the run
    * (every router is closed) and is rethrown as is.
    */
@@ -207,6 +213,7 @@ export const SIMULATION_OPTIONS = new OptionTable(
       (field, value) => readSimAdmission(field, value),
       'false',
     ),
+    adapterResidency: boolean(true),
     adapterAware: custom<Readonly<Record<string, unknown>> | undefined>(
       undefined,
       (field, value) => readSimAdapterAware(field, value),

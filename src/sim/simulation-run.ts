@@ -284,7 +284,7 @@ export class SimulationRun {
 
   #poll(routers: SimRouters): void {
     if (!this.#busy) return;
-    deliverLoads(routers.policies, this.#engines, this.urls, this.#now);
+    deliverLoads(routers.policies, this.#engines, this.urls, this.#now, this.#o.adapterResidency);
     const next = this.#polls!.advance(this.#idle ? this.#schedule.nextTime : this.#now);
     if (next !== Number.POSITIVE_INFINITY) this.#queue.push(next, POLL, 0);
   }

@@ -137,7 +137,14 @@ describe('Engine with LoRA adapters', () => {
     engine.submit(r, blockKeys(r.tokens(), 16), undefined, 0);
     deliverLoads([policy as unknown as Policy], [engine], ['http://w0'], 1);
 
+    deliverLoads([policy as unknown as Policy], [engine], ['http://w0'], 2, false);
+
     expect(reports[0]!.get('http://w0')).not.toHaveProperty('adapters');
+    expect(reports[2]!.get('http://w0')!.adapters).toEqual({
+      running: ['a'],
+      waiting: [],
+      maxAdapters: 3,
+    });
     expect(reports[1]!.get('http://w0')!.adapters).toEqual({
       running: ['a'],
       waiting: [],
