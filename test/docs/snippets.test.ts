@@ -72,6 +72,7 @@ const OPTIONS: ts.CompilerOptions = {
     'fleetroute/opentelemetry': ['src/opentelemetry/index.ts'],
     'fleetroute/prometheus': ['src/prometheus/index.ts'],
     'fleetroute/redis': ['src/redis/index.ts'],
+    'fleetroute/dns': ['src/dns/index.ts'],
     'fleetroute/openai': ['src/openai/index.ts'],
   },
 };
