@@ -216,23 +216,43 @@ export async function lookupWorkers(
   timeoutMs: number,
 ): Promise<DnsAnswer> {
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    resolver.cancel();
-  }, timeoutMs);
-  timer.unref?.();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // The deadline answers by itself: a query that ignores the cancel cannot hold the lookup.
+  const deadline = new Promise<DnsAnswer>((resolve) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      resolver.cancel();
+      resolve({
+        kind: 'failed',
+        code: 'ETIMEOUT',
+        message: `lookup of ${plan.name} timed out after ${timeoutMs} ms`,
+      });
+    }, timeoutMs);
+    timer.unref?.();
+  });
+  try {
+    return await Promise.race([gather(resolver, plan, () => timedOut), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The lookup itself, unbounded in time; never throws. */
+async function gather(
+  resolver: DnsResolverLike,
+  plan: LookupPlan,
+  timedOut: () => boolean,
+): Promise<DnsAnswer> {
   const gathered: Gathered = { ttl: Number.POSITIVE_INFINITY, noRecords: undefined };
   try {
     let endpoints: [string, number][];
     let ignored = 0;
     if (plan.record === 'srv') {
-      ({ endpoints, ignored } = await srvEndpoints(resolver, plan, gathered, () => timedOut));
+      ({ endpoints, ignored } = await srvEndpoints(resolver, plan, gathered, timedOut));
     } else {
       const port = plan.port as number;
-      endpoints = (await addressesOf(resolver, plan.name, plan.record, gathered)).map((a) => [
-        a,
-        port,
-      ]);
+      const addresses = await addressesOf(resolver, plan.name, plan.record, gathered);
+      endpoints = addresses.map((a) => [a, port]);
     }
     const urls = [...new Set(endpoints.map(([a, p]) => urlOf(plan.scheme, a, p)))].sort();
     if (urls.length === 0) return { kind: 'empty', code: gathered.noRecords ?? 'ENODATA' };
@@ -244,16 +264,8 @@ export async function lookupWorkers(
       ttlMs: Number.isFinite(gathered.ttl) ? gathered.ttl * 1_000 : undefined,
     };
   } catch (error) {
-    if (timedOut)
-      return {
-        kind: 'failed',
-        code: 'ETIMEOUT',
-        message: `lookup of ${plan.name} timed out after ${timeoutMs} ms`,
-      };
     if (error instanceof LookupFailed)
       return { kind: 'failed', code: error.code, message: error.message };
     return { kind: 'failed', code: 'EUNKNOWN', message: String(error).slice(0, 512) };
-  } finally {
-    clearTimeout(timer);
   }
 }

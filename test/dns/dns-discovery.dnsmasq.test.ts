@@ -28,7 +28,7 @@ afterEach(async () => {
 
 async function setup(
   dnsOptions: DnsmasqOptions,
-  options: Partial<DnsDiscoveryOptions> = {},
+  options: { [K in keyof DnsDiscoveryOptions]?: DnsDiscoveryOptions[K] | undefined } = {},
 ): Promise<Setup> {
   const dns = await startDnsmasq({ local: ['svc.test'], ...dnsOptions });
   cleanups.push(() => dns.stop());
@@ -43,7 +43,7 @@ async function setup(
     drainMs: 60_000,
     clock: () => time.now,
     ...options,
-  });
+  } as DnsDiscoveryOptions);
   cleanups.push(() => discovery.close());
   return { dns, registry, discovery, time };
 }
