@@ -48,6 +48,19 @@ describe('examples', () => {
     expect(lines[2]![1]).toBe(lines[0]![1]);
   });
 
+  it('dns-discovery.ts: the registry follows a DNS name up and down, drains before removal, and keeps the last good answer on a failure', async () => {
+    const out = await example('dns-discovery.ts');
+    expect(out).toContain(
+      'scaled up: http://127.0.0.1:8000 ready, http://127.0.0.2:8000 ready, http://127.0.0.3:8000 ready',
+    );
+    expect(out).toContain('draining http://127.0.0.3:8000 (a request still in flight)');
+    expect(out).toContain('removed http://127.0.0.3:8000');
+    expect(out).toContain('lookup failed (ESERVFAIL): keeping 2 workers');
+    expect(out).toContain(
+      'after the failure: http://127.0.0.1:8000 ready, http://127.0.0.2:8000 ready',
+    );
+  });
+
   it('simulator.ts: a custom workload compared across three policies', async () => {
     const out = await example('simulator.ts');
     expect(out).toMatch(/^cache_aware /m);

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { ADMISSION_OPTIONS } from '../../src/admission/admission-options.js';
+import { DNS_DISCOVERY_OPTIONS } from '../../src/dns/dns-discovery-options.js';
 import { OptionTable } from '../../src/core/option-table.js';
 import { KV_DECODE_LIMITS } from '../../src/kv-events/batch-decoder.js';
 import { KV_SUBSCRIBER_OPTIONS } from '../../src/kv-events/subscriber-options.js';
@@ -75,6 +76,7 @@ const TABLES = [
   KV_DECODE_LIMITS,
   KV_TRANSLATOR_OPTIONS,
   KV_SUBSCRIBER_OPTIONS,
+  DNS_DISCOVERY_OPTIONS,
   FLEET_OPTIONS,
   SIMULATION_OPTIONS,
   COMPARE_OPTIONS,
