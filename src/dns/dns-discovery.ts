@@ -245,7 +245,11 @@ export class DnsDiscovery {
         this.#empties++;
         event = { type: 'empty', code: answer.code, keeping };
       }
-      await this.#sweep(noChanges());
+      // Workers already draining still leave on time; their removal is reported on its own.
+      const changes = noChanges();
+      await this.#sweep(changes);
+      if (changes.removed.length > 0 && !this.#closed)
+        this.#emit(this.#updated(changes, this.#ignored));
     }
     if (this.#closed) return CLOSED;
     if (event.type !== 'updated' || changed(event)) this.#emit(event);

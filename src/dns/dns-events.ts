@@ -84,7 +84,7 @@ export interface DnsDiscoveryEventMap {
 
 /** A plain snapshot of a {@link DnsDiscovery}'s counters. @public */
 export interface DnsDiscoveryStats {
-  /** Lookups whose answer was applied. */
+  /** Lookups completed, failed and empty ones included (not those cut short by `close()`). */
   readonly lookups: number;
   /** Lookups that failed (`lookup_failed`). */
   readonly failures: number;
