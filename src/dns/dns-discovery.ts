@@ -7,6 +7,7 @@ import { promises as dns } from 'node:dns';
 import { EventEmitter } from 'eventemitter3';
 import { FleetRouteError, invalidArgument } from '../core/errors.js';
 import { log } from '../core/logger.js';
+import { fail } from '../core/options.js';
 import type { WorkerRegistry } from '../registry/worker-registry.js';
 import type { WorkerSpec } from '../workers/worker-spec.js';
 import { type DnsAnswer, type DnsResolverLike, lookupWorkers } from './dns-answer.js';
@@ -121,8 +122,10 @@ export class DnsDiscovery {
    */
   constructor(registry: WorkerRegistry, options: DnsDiscoveryOptions) {
     this.#options = resolveDnsDiscoveryOptions(options);
-    this.#registry = registry;
     this.#resolver = injectedResolver ?? systemResolver(this.#options);
+    if (typeof (registry as Partial<WorkerRegistry> | null)?.getIdByUrl !== 'function')
+      fail('dnsDiscovery registry', 'a WorkerRegistry', registry);
+    this.#registry = registry;
   }
 
   // ─── 1. Lifecycle ──────────────────────────────────────────────────────────────────────

@@ -98,6 +98,12 @@ describe('DnsDiscovery options', () => {
     expect(make).toThrow(message);
   });
 
+  it('refuses what is not a registry', () => {
+    expect(() => new DnsDiscovery(registry, { name: 'w.test', port: 8000 })).toThrow(
+      /dnsDiscovery registry must be a WorkerRegistry/,
+    );
+  });
+
   it('reads a name starting with _ as SRV, which needs no port', async () => {
     const resolver = new TableResolver();
     resolver.srv.set('_http._tcp.w.test', [

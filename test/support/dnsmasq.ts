@@ -89,6 +89,8 @@ export interface Dnsmasq {
   setHosts(lines: readonly string[]): Promise<void>;
   /** Sends `signal` (SIGKILL: the server is gone; SIGSTOP / SIGCONT: it stops answering, then resumes). */
   signal(signal: NodeJS.Signals): void;
+  /** Kills the server (SIGKILL) and waits until it has exited: nothing answers on its port. */
+  crash(): Promise<void>;
   /** Stops the server (and the SERVFAIL upstream) and waits for it to exit. Idempotent. */
   stop(): Promise<void>;
 }
@@ -179,6 +181,11 @@ function running(
     },
     signal: (signal) => {
       if (!exited()) child.kill(signal);
+    },
+    crash: async () => {
+      const gone = exited() ? Promise.resolve() : once(child, 'exit');
+      child.kill('SIGKILL');
+      await gone;
     },
     stop: async () => {
       if (stopped) return;
