@@ -51,7 +51,10 @@ export class PolicyPicker {
       leg === undefined
         ? this.#pickWith(policy, model, registry, request, exclude, attempt)
         : this.#pickLeg(policy, model, registry.getByModel(model, leg), request, exclude, attempt);
-    this.#matched = worker === undefined ? undefined : policy.explain?.()?.matched;
+    // Asked only for a decode leg (conditional disaggregation reads it): else never, so a
+    // router nobody observes never asks its policies to explain.
+    this.#matched =
+      worker === undefined || leg !== 'decode' ? undefined : policy.explain?.()?.matched;
     const charge = worker === undefined ? undefined : prefillChargeOf(policy);
     this.#charge = charge?.worker === worker ? charge : undefined;
     if (worker !== undefined && this.#o.shared !== undefined)
@@ -72,8 +75,9 @@ export class PolicyPicker {
   }
 
   /**
-   * The share of the prompt (0 … 1) the last pick's policy matched on the worker it picked
-   * (`explain().matched`); `undefined` when it keeps no such knowledge or picked nothing.
+   * For a decode leg, the share of the prompt (0 … 1) the last pick's policy matched on the
+   * worker it picked (`explain().matched`); `undefined` for other requests, when it keeps no
+   * such knowledge, or when it picked nothing.
    */
   get matched(): number | undefined {
     return this.#matched;
