@@ -411,7 +411,8 @@ export class Router {
    * Sends a request with retries. A request with `leg: 'prefill'` or `'decode'` is one leg of a
    * disaggregated request: it is routed by `prefillPolicy` / `decodePolicy` among the model's
    * workers of that type (`registry.getByModel(model, leg)`), and otherwise like any request
-   * (`select` does the same). Each attempt picks a worker not tried yet, calls
+   * (`select` does the same), but a prefill leg never waits for admission (it runs within its
+   * request's admitted decode leg). Each attempt picks a worker not tried yet, calls
    * `send(worker, { signal, attempt })`, and releases the lease with the outcome: a thrown error
    * is a failed attempt; a returned value with a numeric `status` is an HTTP outcome, a failure
    * when the status is in the worker's breaker `failureStatuses`. A success is returned at once.
@@ -463,7 +464,8 @@ export class Router {
       }
       // Released by the loop once its first attempt holds a lease, or below.
       // No admission, or room now: no wait, the first attempt starts in this same turn.
-      const waited = this.#gate?.wait(req, scope.signal);
+      // A prefill leg runs inside its admitted decode leg: waiting again could deadlock.
+      const waited = req.leg === 'prefill' ? undefined : this.#gate?.wait(req, scope.signal);
       admitted = waited instanceof Promise ? await waited : waited;
       const config = this.#retryConfigs.of(req);
       const call = { request: req, send, config, signal: scope.signal, admitted };

@@ -29,6 +29,7 @@ async function fleet(options: Partial<Omit<RouterOptions, 'registry'>> = {}) {
     retry: { initialBackoffMs: 1, maxBackoffMs: 1 },
     ...options,
   });
+  router.start();
   closing.push(() => router.close());
   return { registry, router };
 }
@@ -86,6 +87,35 @@ describe('Router.execute with a leg', () => {
     expect(matched[0] ?? 0).toBe(0);
     expect(matched[1]).toBeGreaterThan(0.9);
     expect(matched[2]).toBeUndefined();
+  });
+
+  it('with admission, a prefill leg inside an admitted decode leg never waits for admission', async () => {
+    // One request in flight per worker: the fleet is full while the decode leg holds its lease.
+    const { router } = await fleet({ admission: { maxInFlight: 1, maxWaitMs: 2_000 } });
+    const others = Array.from({ length: 5 }, (_, i) =>
+      router.admit({ model: 'm' }).then((lease) => {
+        expect(lease, `lease ${i}`).toBeDefined();
+        return lease!;
+      }),
+    );
+    const held = await Promise.all(others);
+    const legs: string[] = [];
+    const gated = router.execute({ model: 'm', leg: 'decode' }, async (decode) => {
+      legs.push(decode.type);
+      await router.execute({ model: 'm', leg: 'prefill' }, async (prefill) => {
+        legs.push(prefill.type);
+        return { status: 200 };
+      });
+      return { status: 200 };
+    });
+    // The decode leg waits for room like any request; once admitted (a decode worker freed, which
+    // it takes), its prefill leg runs at once, though the fleet is full again.
+    expect(legs).toEqual([]);
+    const freed = held.find((lease) => lease.worker.type === 'decode')!;
+    freed.release();
+    await gated;
+    expect(legs).toEqual(['decode', 'prefill']);
+    for (const lease of held) if (lease !== freed) lease.release();
   });
 
   it('selectPair still picks one worker of each type', async () => {
