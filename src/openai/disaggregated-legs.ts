@@ -136,19 +136,21 @@ export class DisaggregatedLegs {
       return this.#handedOff(worker, response);
     }
     const h = this.#host;
-    const body =
-      prefill.params === undefined
-        ? h.bodyFor(worker, context.attempt)
-        : h.legBody(
-            worker,
-            context.attempt,
-            { kv_transfer_params: prefill.params },
-            undefined,
-            undefined,
-          );
-    guard.begin();
+    // The hand-off began when the prefill leg answered (`#nixl`): the guard holds a client's
+    // abort until the decode leg's first byte.
     let response: Response;
     try {
+      const params = prefill.params;
+      const body =
+        params === undefined
+          ? h.bodyFor(worker, context.attempt)
+          : h.legBody(
+              worker,
+              context.attempt,
+              { kv_transfer_params: params },
+              undefined,
+              undefined,
+            );
       response = await this.#fetch(worker, body, context.signal, requestId);
     } catch (error) {
       guard.end();
@@ -241,7 +243,11 @@ export class DisaggregatedLegs {
     const max = h.options.disaggregation.maxPrefillAnswerBytes;
     const bytes = await readBounded(response.body, max, 'refuse');
     if (bytes === undefined) throw new Error(`the prefill answer is longer than ${max} bytes`);
-    return { kind: 'nixl', status: response.status, params: transferParams(bytes) };
+    const params = transferParams(bytes);
+    // The prefill engine now holds the prompt's blocks for the decode leg to pull: from here on a
+    // client's abort waits for the decode leg's first byte (`decode` ends the hand-off).
+    h.guard.begin();
+    return { kind: 'nixl', status: response.status, params };
   }
 
   /**
