@@ -359,6 +359,36 @@ describe('a client that goes away', () => {
     expect(all(fleet.decode)).toHaveLength(0);
   });
 
+  it('vLLM: a client leaving once the prefill answered still gets its decode leg sent, kept until its first byte', async () => {
+    const client = new AbortController();
+    let fleet: Fleet | undefined;
+    const fleetReady = startFleet({
+      engine: 'vllm',
+      decode: () => ({ stallAfterFirst: true }),
+      handler: {
+        // The client leaves just as the decode leg is about to be sent.
+        fetch: async (url, init) => {
+          if (url.startsWith(fleet!.decode[0]!.url)) {
+            client.abort();
+            await fleet!.clientGone();
+          }
+          return fetch(url, init);
+        },
+      },
+    });
+    fleet = await fleetReady;
+    const body = { model: MODEL, prompt: 'p', stream: true };
+    const sent = post(fleet, '/v1/completions', body, client.signal);
+    await expect(sent).rejects.toThrow();
+    for (let i = 0; i < 100 && fleet.decode[0]!.requests.length === 0; i++) await settle();
+    const decodeLeg = fleet.decode[0]!.requests[0]!;
+    expect(decodeLeg.body.kv_transfer_params).toBeDefined();
+    for (let i = 0; i < 100 && !decodeLeg.aborted; i++) await settle();
+    expect(decodeLeg.aborted).toBe(true);
+    expect(decodeLeg.abortedBeforeFirstByte).toBe(false);
+    expect(fleet.ledger.failures).toEqual([]);
+  });
+
   it.each(['vllm', 'sglang'] as const)(
     '%s: after the hand-off began, the decode leg is kept until its first byte, then aborted',
     async (engine) => {
