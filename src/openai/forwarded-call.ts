@@ -1,7 +1,9 @@
 /**
  * `ForwardedCall`: one OpenAI request carried to the workers through `Router.execute` — each
  * attempt a `fetch` to one worker, the answer committed to the client only once a worker answered
- * with a status that is not a failure, and streamed from then on.
+ * with a status that is not a failure, and streamed from then on. For a model served by prefill
+ * and decode workers, each attempt is a decode leg that runs its prefill leg first or alongside
+ * (`DisaggregatedLegs`), a client's abort held back during the hand-off (`HandoffGuard`).
  *
  * @module
  * @internal
