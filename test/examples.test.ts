@@ -61,6 +61,17 @@ describe('examples', () => {
     );
   });
 
+  it('disaggregated.ts: both legs of vLLM and SGLang requests, and a cached prompt that skips its prefill', async () => {
+    const out = await example('disaggregated.ts');
+    expect(out).toContain('vllm answer: Paris is the capital.');
+    expect(out).toMatch(
+      /^vllm prefill leg: max_tokens 1, stream false; decode leg got kv_transfer_params from prefill-1, max_tokens 32$/m,
+    );
+    expect(out).toContain('sglang answer (streamed): Paris is the capital.');
+    expect(out).toMatch(/^sglang rooms: prefill \d+, decode \d+, same: true$/m);
+    expect(out).toContain('vllm, the same prompt again: prefill leg skipped');
+  });
+
   it('simulator.ts: a custom workload compared across three policies', async () => {
     const out = await example('simulator.ts');
     expect(out).toMatch(/^cache_aware /m);
