@@ -300,7 +300,8 @@ export class DisaggregatedLegs {
       return failed;
     }
     context.firstToken();
-    drain(response.body);
+    const d = h.options.disaggregation;
+    drain(response.body, h.guard, d.maxPrefillAnswerBytes, d.handoffTimeoutMs);
     return { kind: 'paired', status: response.status, decode };
   }
 
@@ -403,13 +404,45 @@ export function withRoom(json: string, room: bigint): string {
   return `${head}${empty ? '' : ','}"bootstrap_room":${room}}`;
 }
 
-/** Reads `body` to its end and drops it (a prefill leg's answer nobody reads). */
-function drain(body: ReadableStream<Uint8Array> | null): void {
+/**
+ * Reads an SGLang prefill leg's answer, which nobody uses, and drops it — within bounds: past
+ * `maxBytes` it stops reading and cancels the answer once no hand-off is open (the prefill
+ * engine is never cut while a decode leg waits for its KV cache), and `timeoutMs` after the call
+ * ended it cancels the answer whatever is open (a hand-off is held that long at most, too).
+ */
+function drain(
+  body: ReadableStream<Uint8Array> | null,
+  guard: HandoffGuard,
+  maxBytes: number,
+  timeoutMs: number,
+): void {
   if (body === null) return;
   const reader = body.getReader();
-  const next = (): void => {
-    reader.read().then((r) => (r.done ? undefined : next()), ignore);
+  const ended = guard.ended;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  let read = 0;
+  const stop = (): void => {
+    if (stopped) return;
+    stopped = true;
+    ended.removeEventListener('abort', arm);
+    if (timer !== undefined) clearTimeout(timer);
+    reader.cancel().catch(ignore);
   };
+  function arm(): void {
+    timer = setTimeout(stop, timeoutMs);
+    timer.unref?.();
+  }
+  const next = (): void => {
+    reader.read().then((r) => {
+      if (r.done) return stop();
+      read += r.value.byteLength;
+      if (read > maxBytes) void guard.idle().then(stop);
+      else if (!stopped) next();
+    }, stop);
+  };
+  if (ended.aborted) arm();
+  else ended.addEventListener('abort', arm, { once: true });
   next();
 }
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { custom, integer, OptionTable, oneOf, type Resolved } from '../core/option-table.js';
+import { custom, duration, integer, OptionTable, oneOf, type Resolved } from '../core/option-table.js';
 import {
   type DisaggregationRule,
   type ResolvedDisaggregationRule,
@@ -43,10 +43,27 @@ export interface DisaggregationOptions {
   readonly bootstrapPort?: number;
   /**
    * Largest answer read from a vLLM prefill leg (bytes), whose `kv_transfer_params` are relayed
-   * to the decode leg. A longer answer fails that prefill attempt.
+   * to the decode leg. A longer answer fails that prefill attempt. Also the most read of an SGLang
+   * prefill leg's answer, which nobody uses: past it the handler stops reading and cancels that
+   * answer once no hand-off is open.
    * @defaultValue 1048576
    */
   readonly maxPrefillAnswerBytes?: number;
+  /**
+   * How long (ms) a decode leg is kept, at most, after its client went away during the hand-off
+   * (before the decode leg's first byte). The decode leg is normally kept until that byte — an
+   * engine that loses a decode leg mid-transfer can leak the transfer's blocks — but a decode
+   * engine that never answers would otherwise keep the connection forever. Also how long, at
+   * most, an SGLang prefill leg's answer is still read after the call ended.
+   *
+   * The default covers a slow KV pull: one token of a 70B model with grouped-query attention (80
+   * layers, 8 KV heads of 128, 16-bit) is 320 KiB of cache, so a 32k-token prompt moves 10 GiB —
+   * about a second over 100 Gb/s RDMA, about nine over a 10 Gb/s TCP fallback — plus the time the
+   * decode leg waits in its engine's queue for room to receive it. 30 s leaves room for that,
+   * and still lets a stuck decode engine go within half a minute of the client.
+   * @defaultValue 30000
+   */
+  readonly handoffTimeoutMs?: number;
 }
 
 /** @internal The options of {@link DisaggregationOptions}. */
@@ -63,6 +80,7 @@ export const DISAGGREGATION_OPTIONS = new OptionTable(
     ),
     bootstrapPort: integer(8998, 1, 65_535),
     maxPrefillAnswerBytes: integer(1_048_576, 1_024, 67_108_864),
+    handoffTimeoutMs: duration(30_000),
   },
 );
 

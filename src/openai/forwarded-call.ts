@@ -106,7 +106,7 @@ export class ForwardedCall {
     }
     this.#request = disaggregated ? { ...select, leg: 'decode' } : select;
     if (!disaggregated) return;
-    const guard = new HandoffGuard(this.#signal);
+    const guard = new HandoffGuard(this.#signal, options.disaggregation.handoffTimeoutMs);
     this.#guard = guard;
     const host: LegHost = {
       options,
