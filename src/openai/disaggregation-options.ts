@@ -4,7 +4,14 @@
  *
  * @module
  */
-import { custom, duration, integer, OptionTable, oneOf, type Resolved } from '../core/option-table.js';
+import {
+  custom,
+  duration,
+  integer,
+  OptionTable,
+  oneOf,
+  type Resolved,
+} from '../core/option-table.js';
 import {
   type DisaggregationRule,
   type ResolvedDisaggregationRule,

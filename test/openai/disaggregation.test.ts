@@ -220,6 +220,62 @@ describe('vLLM (NIXL): the prefill leg, its kv_transfer_params relayed to the de
     expect(response.status).toBe(500);
     expect(all(fleet.decode)).toHaveLength(0);
   });
+
+  it("data-parallel ranks sharing a base URL: each leg carries its own worker's rank header, no SGLang fields", async () => {
+    const fleet = await startFleet({
+      engine: 'vllm',
+      prefillSpec: (_i, url) => ({ url: `${url}@0`, dpSize: 2 }),
+      decodeSpec: (_i, url) => ({ url: `${url}@0`, dpSize: 2 }),
+    });
+    for (const [type, engine] of [
+      ['prefill', fleet.prefill[0]!],
+      ['decode', fleet.decode[0]!],
+    ] as const)
+      await fleet.registry.register({
+        url: `${engine.url}@1`,
+        models: [MODEL],
+        type,
+        runtime: 'vllm',
+        dpSize: 2,
+      });
+    /** Leaves only rank `rank` of the `type` workers ready. */
+    const only = async (type: 'prefill' | 'decode', rank: number): Promise<void> => {
+      const workers = fleet.registry.getByModel(MODEL, type);
+      expect(workers.map((w) => w.dpRank).sort()).toEqual([0, 1]);
+      for (const w of workers)
+        await fleet.registry.transitionStatus(w.id, w.dpRank === rank ? 'ready' : 'not_ready');
+    };
+    // Each pair of ranks once, the prefill rank never the decode rank: a leg that carried the
+    // other leg's rank, or none, is told apart.
+    for (const [prefillRank, decodeRank] of [
+      [1, 0],
+      [0, 1],
+    ] as const) {
+      await only('prefill', prefillRank);
+      await only('decode', decodeRank);
+      const response = await post(fleet, '/v1/completions', { model: MODEL, prompt: 'ranks' });
+      expect(response.status).toBe(200);
+      await response.text();
+      const p = all(fleet.prefill).at(-1)!;
+      const d = all(fleet.decode).at(-1)!;
+      expect(p.headers['x-data-parallel-rank']).toBe(String(prefillRank));
+      expect(d.headers['x-data-parallel-rank']).toBe(String(decodeRank));
+      expect(d.headers['x-request-id']).toBe(p.headers['x-request-id']);
+      expect(d.body.kv_transfer_params).toBeDefined();
+      for (const leg of [p, d])
+        for (const field of [
+          'routed_dp_rank',
+          'disagg_prefill_dp_rank',
+          'bootstrap_host',
+          'bootstrap_port',
+          'bootstrap_room',
+        ])
+          expect(leg.body).not.toHaveProperty(field);
+    }
+    expect(all(fleet.prefill)).toHaveLength(2);
+    expect(all(fleet.decode)).toHaveLength(2);
+    expect(fleet.ledger.failures).toEqual([]);
+  });
 });
 
 describe('SGLang: both legs at once with the same bootstrap host, port and room', () => {
@@ -419,6 +475,86 @@ describe('a client that goes away', () => {
       expect(fleet.ledger.failures).toEqual([]);
     },
   );
+
+  it.each(['vllm', 'sglang'] as const)(
+    '%s: a decode engine that never answers is let go handoffTimeoutMs after the client left',
+    async (engine) => {
+      const fleet = await startFleet({
+        engine,
+        decode: () => ({ hold: () => new Promise<void>(() => {}) }),
+        handler: { disaggregation: { handoffTimeoutMs: 50 } },
+      });
+      const client = new AbortController();
+      const sent = post(
+        fleet,
+        '/v1/completions',
+        { model: MODEL, prompt: 'p', stream: true },
+        client.signal,
+      );
+      const decodeLeg = await fleet.decode[0]!.next();
+      client.abort();
+      await expect(sent).rejects.toThrow();
+      await fleet.clientGone();
+      // Without the bound the decode leg would wait for a first byte that never comes.
+      for (let i = 0; i < 100 && !decodeLeg.aborted; i++) await settle();
+      expect(decodeLeg.aborted).toBe(true);
+      expect(decodeLeg.abortedBeforeFirstByte).toBe(true);
+      expect(fleet.ledger.failures).toEqual([]);
+    },
+  );
+});
+
+describe("SGLang: the prefill leg's answer, which nobody uses, is read within bounds", () => {
+  const MiB = 1_048_576;
+
+  it('past maxPrefillAnswerBytes it is cut once the hand-off is done, never before', async () => {
+    const held = gate();
+    const fleet = await startFleet({
+      engine: 'sglang',
+      prefill: () => ({ padding: 32 * MiB }),
+      decode: () => ({ hold: held.wait }),
+      handler: { disaggregation: { maxPrefillAnswerBytes: 65_536 } },
+    });
+    const prefillArrived = fleet.prefill[0]!.next();
+    const decodeArrived = fleet.decode[0]!.next();
+    const sent = post(fleet, '/v1/completions', { model: MODEL, prompt: 'p', stream: true });
+    const prefillLeg = await prefillArrived;
+    await decodeArrived;
+    for (let i = 0; i < 100 && prefillLeg.written <= 65_536; i++) await settle();
+    await settle();
+    // Far past the bound, while its decode leg still waits for the KV cache: kept.
+    expect(prefillLeg.written).toBeGreaterThan(65_536);
+    expect(prefillLeg.aborted).toBe(false);
+    held.open();
+    const response = await sent;
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('decode2');
+    for (let i = 0; i < 100 && !prefillLeg.aborted; i++) await settle();
+    // Cut, not read to its end (which an unbounded reader would have done by now).
+    expect(prefillLeg.aborted).toBe(true);
+    expect(prefillLeg.written).toBeLessThan(32 * MiB);
+    expect(fleet.ledger.failures).toEqual([]);
+  });
+
+  it('an answer that never ends is cut handoffTimeoutMs after the call ended', async () => {
+    const fleet = await startFleet({
+      engine: 'sglang',
+      prefill: () => ({ stallAfterFirst: true }),
+      handler: { disaggregation: { handoffTimeoutMs: 50 } },
+    });
+    const response = await post(fleet, '/v1/completions', {
+      model: MODEL,
+      prompt: 'p',
+      stream: true,
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('decode2');
+    const [prefillLeg] = all(fleet.prefill);
+    for (let i = 0; i < 100 && !prefillLeg!.aborted; i++) await settle();
+    expect(prefillLeg!.aborted).toBe(true);
+    expect(prefillLeg!.abortedBeforeFirstByte).toBe(false);
+    expect(fleet.ledger.failures).toEqual([]);
+  });
 });
 
 describe('conditional disaggregation', () => {

@@ -31,6 +31,8 @@ export interface PdRequest {
   aborted: boolean;
   /** …and before its first byte was written. */
   abortedBeforeFirstByte: boolean;
+  /** Bytes of the answer written so far. */
+  written: number;
 }
 
 /** What the engines of one test share: issued transfer parameters, prefills by room. */
@@ -72,6 +74,11 @@ export interface PdEngineOptions {
   readonly stallAfterFirst?: boolean;
   /** The prompt's tokens the answer streams. @defaultValue 3 */
   readonly tokens?: number;
+  /**
+   * A streamed answer writes this many bytes of SSE comments after its first token, as fast as
+   * the reader takes them, before the rest.
+   */
+  readonly padding?: number;
 }
 
 export interface PdEngine {
@@ -111,6 +118,7 @@ export async function startPdEngine(options: PdEngineOptions): Promise<PdEngine>
         room: ROOM.exec(text)?.[1],
         aborted: false,
         abortedBeforeFirstByte: false,
+        written: 0,
       };
       requests.push(request);
       for (const wake of waiters) wake(request);
@@ -123,9 +131,10 @@ export async function startPdEngine(options: PdEngineOptions): Promise<PdEngine>
         request.aborted = true;
         if (!wrote) request.abortedBeforeFirstByte = true;
       });
-      const write = (data: string): void => {
+      const write = (data: string): boolean => {
         wrote = true;
-        res.write(data);
+        request.written += Buffer.byteLength(data);
+        return res.write(data);
       };
       void answer(options, port, request, res, write, closed.signal).catch(() => res.destroy());
     });
@@ -150,7 +159,7 @@ async function answer(
   port: number,
   request: PdRequest,
   res: ServerResponse,
-  write: (data: string) => void,
+  write: (data: string) => boolean,
   closed: AbortSignal,
 ): Promise<void> {
   if (o.failWith !== undefined) {
@@ -207,6 +216,7 @@ async function answer(
       write(
         `data: ${JSON.stringify({ id: 'x', object: chat ? 'chat.completion.chunk' : 'text_completion', choices: [choice] })}\n\n`,
       );
+      if (i === 0 && o.padding !== undefined && !(await pad(o.padding, write, res, closed))) return;
     }
     write('data: [DONE]\n\n');
     res.end();
@@ -265,4 +275,29 @@ function check(o: PdEngineOptions, port: number, request: PdRequest): string | u
       return undefined;
     }
   }
+}
+
+const PAD = `: ${'p'.repeat(65_530)}\n\n`;
+
+/** Writes `bytes` of SSE comments, waiting for the reader; `false` if the connection closed. */
+async function pad(
+  bytes: number,
+  write: (data: string) => boolean,
+  res: ServerResponse,
+  closed: AbortSignal,
+): Promise<boolean> {
+  for (let sent = 0; sent < bytes; sent += PAD.length) {
+    if (closed.aborted) return false;
+    if (write(PAD)) continue;
+    await new Promise<void>((resolve) => {
+      const go = (): void => {
+        res.off('drain', go);
+        closed.removeEventListener('abort', go);
+        resolve();
+      };
+      res.on('drain', go);
+      closed.addEventListener('abort', go);
+    });
+  }
+  return !closed.aborted;
 }
