@@ -3,145 +3,22 @@
  * and SGLang prefill and decode engines check the fields of each leg; the client is `fetch` or
  * the `openai` SDK.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Router, type RouterOptions, WorkerRegistry, type WorkerSpec } from '../../src/index.js';
-import { createOpenAINodeHandler, type OpenAIHandlerOptions } from '../../src/openai/index.js';
+import { startPdEngine } from './support/pd-engines.js';
 import {
-  type PdEngine,
-  type PdEngineOptions,
-  PdLedger,
-  startPdEngine,
-} from './support/pd-engines.js';
+  all,
+  cleanUp,
+  type Fleet,
+  gate,
+  MODEL,
+  onCleanup,
+  post,
+  settle,
+  startFleet,
+} from './support/pd-fleet.js';
 
-const MODEL = 'stand-in/pd-model';
-
-interface Fleet {
-  readonly url: string;
-  readonly registry: WorkerRegistry;
-  readonly router: Router;
-  readonly prefill: PdEngine[];
-  readonly decode: PdEngine[];
-  readonly ledger: PdLedger;
-  readonly warnings: Array<{ fields: Readonly<Record<string, unknown>>; message: string }>;
-  /** Resolves when the gateway saw the client's connection close (`count` of them). */
-  clientGone(count?: number): Promise<void>;
-}
-
-interface FleetOptions {
-  readonly engine: 'vllm' | 'sglang';
-  readonly prefills?: number;
-  readonly decodes?: number;
-  readonly prefill?: (i: number) => Partial<PdEngineOptions>;
-  readonly decode?: (i: number) => Partial<PdEngineOptions>;
-  readonly prefillSpec?: (i: number, url: string) => Partial<WorkerSpec>;
-  readonly decodeSpec?: (i: number, url: string) => Partial<WorkerSpec>;
-  readonly handler?: Omit<OpenAIHandlerOptions, 'router'>;
-  readonly router?: Partial<Omit<RouterOptions, 'registry'>>;
-}
-
-let cleanup: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const step of cleanup.reverse()) await step();
-  cleanup = [];
-});
-
-async function startFleet(o: FleetOptions): Promise<Fleet> {
-  const ledger = new PdLedger();
-  const prefill: PdEngine[] = [];
-  const decode: PdEngine[] = [];
-  for (let i = 0; i < (o.prefills ?? 1); i++)
-    prefill.push(await startPdEngine({ kind: `${o.engine}-prefill`, ledger, ...o.prefill?.(i) }));
-  for (let i = 0; i < (o.decodes ?? 1); i++)
-    decode.push(await startPdEngine({ kind: `${o.engine}-decode`, ledger, ...o.decode?.(i) }));
-  cleanup.push(() => Promise.all([...prefill, ...decode].map((e) => e.stop())).then(() => {}));
-  const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
-  cleanup.push(() => registry.close());
-  for (const [i, e] of prefill.entries())
-    await registry.register({
-      url: e.url,
-      models: [MODEL],
-      type: 'prefill',
-      runtime: o.engine,
-      ...o.prefillSpec?.(i, e.url),
-    });
-  for (const [i, e] of decode.entries())
-    await registry.register({
-      url: e.url,
-      models: [MODEL],
-      type: 'decode',
-      runtime: o.engine,
-      ...o.decodeSpec?.(i, e.url),
-    });
-  const router = new Router({
-    registry,
-    transport: { probe: async () => true },
-    health: false,
-    loadPolling: false,
-    retry: { initialBackoffMs: 1, maxBackoffMs: 2 },
-    ...o.router,
-  });
-  cleanup.push(() => router.close());
-  const warnings: Fleet['warnings'] = [];
-  const handler = createOpenAINodeHandler({
-    router,
-    logger: { warn: (fields, message) => warnings.push({ fields, message }) },
-    ...o.handler,
-  });
-  let gone = 0;
-  let goneWaiters: Array<() => void> = [];
-  const server: Server = createServer((req, res) => {
-    res.on('close', () => {
-      gone++;
-      for (const wake of goneWaiters) wake();
-      goneWaiters = [];
-    });
-    handler(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanup.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const clientGone = async (count = 1): Promise<void> => {
-    for (let i = 0; i < 100 && gone < count; i++)
-      await new Promise<void>((resolve) => goneWaiters.push(resolve));
-  };
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, registry, router, prefill, decode, ledger, warnings, clientGone };
-}
-
-function post(fleet: Fleet, path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
-  return fetch(`${fleet.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    ...(signal === undefined ? {} : { signal }),
-  });
-}
-
-/** Lets the loopback I/O already under way be handled: a bounded number of event-loop turns. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-  await new Promise<void>((resolve) => setTimeout(resolve, 20));
-  for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
-
-/** A gate a stand-in holds its answer on until `open()`. */
-function gate(): { wait: () => Promise<void>; open: () => void } {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { wait: () => opened, open };
-}
-
-const all = (engines: readonly PdEngine[]) => engines.flatMap((e) => e.requests);
+afterEach(cleanUp);
 
 describe('vLLM (NIXL): the prefill leg, its kv_transfer_params relayed to the decode leg', () => {
   it('a completion: prefill with max_tokens 1 and no stream, decode with the original body and the issued params', async () => {
@@ -475,86 +352,6 @@ describe('a client that goes away', () => {
       expect(fleet.ledger.failures).toEqual([]);
     },
   );
-
-  it.each(['vllm', 'sglang'] as const)(
-    '%s: a decode engine that never answers is let go handoffTimeoutMs after the client left',
-    async (engine) => {
-      const fleet = await startFleet({
-        engine,
-        decode: () => ({ hold: () => new Promise<void>(() => {}) }),
-        handler: { disaggregation: { handoffTimeoutMs: 50 } },
-      });
-      const client = new AbortController();
-      const sent = post(
-        fleet,
-        '/v1/completions',
-        { model: MODEL, prompt: 'p', stream: true },
-        client.signal,
-      );
-      const decodeLeg = await fleet.decode[0]!.next();
-      client.abort();
-      await expect(sent).rejects.toThrow();
-      await fleet.clientGone();
-      // Without the bound the decode leg would wait for a first byte that never comes.
-      for (let i = 0; i < 100 && !decodeLeg.aborted; i++) await settle();
-      expect(decodeLeg.aborted).toBe(true);
-      expect(decodeLeg.abortedBeforeFirstByte).toBe(true);
-      expect(fleet.ledger.failures).toEqual([]);
-    },
-  );
-});
-
-describe("SGLang: the prefill leg's answer, which nobody uses, is read within bounds", () => {
-  const MiB = 1_048_576;
-
-  it('past maxPrefillAnswerBytes it is cut once the hand-off is done, never before', async () => {
-    const held = gate();
-    const fleet = await startFleet({
-      engine: 'sglang',
-      prefill: () => ({ padding: 128 * MiB }),
-      decode: () => ({ hold: held.wait }),
-      handler: { disaggregation: { maxPrefillAnswerBytes: 65_536 } },
-    });
-    const prefillArrived = fleet.prefill[0]!.next();
-    const decodeArrived = fleet.decode[0]!.next();
-    const sent = post(fleet, '/v1/completions', { model: MODEL, prompt: 'p', stream: true });
-    const prefillLeg = await prefillArrived;
-    await decodeArrived;
-    for (let i = 0; i < 100 && prefillLeg.written <= 65_536; i++) await settle();
-    await settle();
-    // Far past the bound, while its decode leg still waits for the KV cache: kept.
-    expect(prefillLeg.written).toBeGreaterThan(65_536);
-    expect(prefillLeg.aborted).toBe(false);
-    held.open();
-    const response = await sent;
-    expect(response.status).toBe(200);
-    expect(await response.text()).toContain('decode2');
-    for (let i = 0; i < 100 && !prefillLeg.aborted; i++) await settle();
-    // Cut, not read to its end (which an unbounded reader would have done by now).
-    expect(prefillLeg.aborted).toBe(true);
-    expect(prefillLeg.written).toBeLessThan(128 * MiB);
-    expect(fleet.ledger.failures).toEqual([]);
-  });
-
-  it('an answer that never ends is cut handoffTimeoutMs after the call ended', async () => {
-    const fleet = await startFleet({
-      engine: 'sglang',
-      prefill: () => ({ stallAfterFirst: true }),
-      handler: { disaggregation: { handoffTimeoutMs: 50 } },
-    });
-    const response = await post(fleet, '/v1/completions', {
-      model: MODEL,
-      prompt: 'p',
-      stream: true,
-    });
-    expect(response.status).toBe(200);
-    expect(await response.text()).toContain('decode2');
-    const [prefillLeg] = all(fleet.prefill);
-    for (let i = 0; i < 100 && !prefillLeg!.aborted; i++) await settle();
-    expect(prefillLeg!.aborted).toBe(true);
-    expect(prefillLeg!.abortedBeforeFirstByte).toBe(false);
-    expect(fleet.ledger.failures).toEqual([]);
-  });
 });
 
 describe('conditional disaggregation', () => {
@@ -617,7 +414,7 @@ describe('which requests are disaggregated', () => {
   it('a model with regular workers only keeps the single path; a P/D model never reaches its regular workers', async () => {
     const fleet = await startFleet({ engine: 'vllm' });
     const regular = await startPdEngine({ kind: 'vllm-decode', ledger: fleet.ledger });
-    cleanup.push(() => regular.stop());
+    onCleanup(() => regular.stop());
     await fleet.registry.register({ url: regular.url, models: [MODEL, 'plain'], runtime: 'vllm' });
     for (const model of [MODEL, MODEL, 'plain']) {
       const response = await post(fleet, '/v1/completions', { model, prompt: 'p' });
