@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { DisaggregationRun } from './disaggregation.js';
 import type { FleetModel } from './fleet-model.js';
 
 /** Percentiles of a distribution, in ms. @public */
@@ -108,6 +109,11 @@ export interface PolicyRun {
    * Absent without it.
    */
   readonly admission?: AdmissionRun;
+  /**
+   * With a disaggregated fleet (`SimulationOptions.disaggregation`): what the prefill and decode
+   * legs did. Absent without it.
+   */
+  readonly disaggregation?: DisaggregationRun;
   /**
    * For trace arrivals: the earliest request `timestamp` (ms, on the trace's clock), subtracted
    * from every timestamp before the speedup so that the first arrival is at simulated time 0.
