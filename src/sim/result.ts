@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type { DisaggregationRun } from './disaggregation.js';
+import type { DisaggregationRule } from '../policies/conditional-disaggregation.js';
+import type { DisaggregationMode, DisaggregationRun, SimDisaggregation } from './disaggregation.js';
 import type { FleetModel } from './fleet-model.js';
 
 /** Percentiles of a distribution, in ms. @public */
@@ -177,6 +178,14 @@ export interface Comparison {
    * `cache_aware+events`.
    */
   readonly kvEvents?: { readonly delayMs: number; readonly loss: number };
+  /**
+   * With a disaggregated fleet: its pools, transfer cost, decode policy and rule (every field
+   * filled in), and the modes the runs used.
+   */
+  readonly disaggregation?: Required<Omit<SimDisaggregation, 'mode' | 'rule'>> & {
+    readonly rule: Required<DisaggregationRule>;
+    readonly modes: readonly DisaggregationMode[];
+  };
   /** Engine restarts in every run (see `SimulationOptions.engineRestarts`), when any. */
   readonly engineRestarts?: number;
   /** How the comparison was produced, when the caller recorded it (the CLI does). */
