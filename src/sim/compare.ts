@@ -402,12 +402,15 @@ function readDisaggregation(value: unknown):
   const both = mode === 'both';
   const resolved = resolveSimDisaggregation(both ? rest : { ...rest, mode });
   const modes: readonly DisaggregationMode[] = both ? ['always', 'conditional'] : [resolved.mode];
-  const { mode: _mode, ...setup } = resolved;
+  const { mode: _mode, decodePolicy: _policy, ...setup } = resolved;
+  const decodePolicy = Object.fromEntries(
+    modes.map((m) => [m, resolveSimDisaggregation({ ...rest, mode: m }).decodePolicy]),
+  );
   const workers = resolved.prefillWorkers + resolved.decodeWorkers;
   return {
     options: rest as SimDisaggregation,
     modes,
-    setup: { ...setup, modes },
+    setup: { ...setup, modes, decodePolicy },
     // Each run checks a `workers` given against the pools.
     fleet: (given) => ({ ...given, workers: given?.workers ?? workers }),
   };

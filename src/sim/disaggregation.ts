@@ -6,6 +6,7 @@
  */
 import {
   custom,
+  derived,
   integer,
   number,
   OptionTable,
@@ -64,8 +65,10 @@ export interface SimDisaggregation {
   /**
    * The decode leg's policy (each router builds its own instance; the policy under test routes
    * the prefill leg). With `cache_aware`, the conditional rule reads the share of the prompt the
-   * chosen decode worker holds from the policy's `explain()`, as a router would.
-   * @defaultValue 'cache_aware'
+   * chosen decode worker holds from the policy's `explain()`, as a router would; with another
+   * policy, from the decode worker's actual cache.
+   * @defaultValue 'power_of_two' with `mode: 'always'` (the router's own decode-leg default),
+   * 'cache_aware' with `mode: 'conditional'`
    */
   readonly decodePolicy?: PolicyName;
   /** When a request skips its prefill leg, with `mode: 'conditional'`. @defaultValue the rule's defaults */
@@ -79,7 +82,11 @@ export const SIM_DISAGGREGATION_OPTIONS = new OptionTable('disaggregation', 'Sim
   decodeWorkers: integer(4, 1, 4_096),
   transferMs: number(2, 0, 1e6),
   transferMsPerThousandTokens: number(5, 0, 1e6),
-  decodePolicy: custom<PolicyName>('cache_aware', (field, value) => readPolicyName(field, value)),
+  decodePolicy: custom<PolicyName>(
+    derived((resolved) => (resolved.mode === 'conditional' ? 'cache_aware' : 'power_of_two')),
+    (field, value) => readPolicyName(field, value),
+    "'power_of_two' with `mode: 'always'`",
+  ),
   rule: custom<ResolvedDisaggregationRule>(
     resolveDisaggregationRule(undefined),
     (field, value) => resolveDisaggregationRule(value as DisaggregationRule, field),

@@ -10,8 +10,9 @@ import {
   type ResolvedDisaggregationRule,
 } from '../policies/conditional-disaggregation.js';
 import type { Policy, PolicyExplanation, SelectRequest } from '../policies/policy.js';
+import { type PrefillCharge, prefillChargeOf } from '../policies/prefill-charge.js';
 import type { Router } from '../router/router.js';
-import type { WorkerLease } from '../workers/worker.js';
+import { chargePrefill, type WorkerLease } from '../workers/worker.js';
 import { blockKeys } from './block-keys.js';
 import {
   type DisaggregationRun,
@@ -186,32 +187,33 @@ export class PdDispatch {
     readonly prefill: WorkerLease | undefined;
   } {
     const started = performance.now();
-    let prefillLease: WorkerLease | undefined;
-    let decodeLease: WorkerLease | undefined;
-    if (this.#d.mode === 'always') {
-      const pair = router.selectPair(select);
-      prefillLease = pair?.prefill;
-      decodeLease = pair?.decode;
-    } else {
-      const registry = router.registry;
-      const decode = policies.decode.select(registry.getDecodeWorkers(), {
-        ...select,
-        leg: 'decode',
-      });
-      if (decode !== undefined) {
-        const d = this.#workerOf.get(decode.url)!;
-        const explained =
-          policies.decode.name === 'cache_aware' ? policies.decode.explain?.() : undefined;
-        const local = this.#decide(d, request, keys, explained);
-        const prefill = local
-          ? undefined
-          : policies.prefill.select(registry.getPrefillWorkers(), { ...select, leg: 'prefill' });
-        if (local || prefill !== undefined) {
-          decodeLease = decode.acquire();
-          prefillLease = prefill?.acquire();
-        }
-      }
-    }
+    const registry = router.registry;
+    const none = { routingMs: 0, decode: undefined, prefill: undefined };
+    // The decode worker first: whether the prefill leg runs depends on what it holds.
+    const decode = policies.decode.select(registry.getDecodeWorkers(), {
+      ...select,
+      leg: 'decode',
+    });
+    if (decode === undefined) return { ...none, routingMs: performance.now() - started };
+    const decodeCharge = prefillChargeOf(policies.decode);
+    const local =
+      this.#d.mode === 'conditional' &&
+      this.#decide(
+        this.#workerOf.get(decode.url)!,
+        request,
+        keys,
+        policies.decode.name === 'cache_aware' ? policies.decode.explain?.() : undefined,
+      );
+    const prefill = local
+      ? undefined
+      : policies.prefill.select(registry.getPrefillWorkers(), { ...select, leg: 'prefill' });
+    if (!local && prefill === undefined) return { ...none, routingMs: performance.now() - started };
+    const decodeLease = decode.acquire();
+    // A lease carries the prefill its policy predicted, as the router's `select` charges it:
+    // the decode worker's only when it prefills the request itself.
+    if (local) charge(decodeLease, decodeCharge);
+    const prefillLease = prefill?.acquire();
+    if (prefillLease !== undefined) charge(prefillLease, prefillChargeOf(policies.prefill));
     return { routingMs: performance.now() - started, decode: decodeLease, prefill: prefillLease };
   }
 
@@ -304,6 +306,12 @@ export class PdDispatch {
     if (leg.prefillLease === undefined) this.#saved += job.cachedTokens;
     this.#host.completed(leg.decodeLease, leg.request, leg.sentAt, job.firstTokenAt, time);
   }
+}
+
+/** Charges `lease` with `c`, the prediction of its policy's pick, when it is on that worker. */
+function charge(lease: WorkerLease, c: PrefillCharge | undefined): void {
+  if (c !== undefined && c.worker === lease.worker)
+    chargePrefill(lease, c.tokens, c.ahead, c.clock, c.priorPerMs);
 }
 
 /** `leg:branch` of `policy`'s last decision, or `undefined` when it keeps no branches. */

@@ -4,6 +4,7 @@
  * @module
  */
 import type { DisaggregationRule } from '../policies/conditional-disaggregation.js';
+import type { PolicyName } from '../policies/policy.js';
 import type { DisaggregationMode, DisaggregationRun, SimDisaggregation } from './disaggregation.js';
 import type { FleetModel } from './fleet-model.js';
 
@@ -182,9 +183,11 @@ export interface Comparison {
    * With a disaggregated fleet: its pools, transfer cost, decode policy and rule (every field
    * filled in), and the modes the runs used.
    */
-  readonly disaggregation?: Required<Omit<SimDisaggregation, 'mode' | 'rule'>> & {
+  readonly disaggregation?: Required<Omit<SimDisaggregation, 'mode' | 'rule' | 'decodePolicy'>> & {
     readonly rule: Required<DisaggregationRule>;
     readonly modes: readonly DisaggregationMode[];
+    /** The decode leg's policy of each mode run. */
+    readonly decodePolicy: Readonly<Partial<Record<DisaggregationMode, PolicyName>>>;
   };
   /** Engine restarts in every run (see `SimulationOptions.engineRestarts`), when any. */
   readonly engineRestarts?: number;

@@ -183,7 +183,7 @@ export function disaggregationLine(d: NonNullable<Comparison['disaggregation']>)
   const rule = d.modes.includes('conditional')
     ? `; conditional: the decode worker prefills when fewer than ${thousands(d.rule.localPrefillTokens)} prompt tokens and ${percent(d.rule.localPrefillShare)} of the prompt are uncached there`
     : '';
-  return `p/d       ${d.modes.join(' and ')}; KV transfer ${d.transferMs} ms + ${d.transferMsPerThousandTokens} ms per 1,000 tokens; decode leg ${d.decodePolicy}${rule}`;
+  return `p/d       ${d.modes.join(' and ')}; KV transfer ${d.transferMs} ms + ${d.transferMsPerThousandTokens} ms per 1,000 tokens; decode leg ${d.modes.map((m) => `${d.decodePolicy[m]}${d.modes.length > 1 ? ` (${m})` : ''}`).join(', ')}${rule}`;
 }
 
 function percent(value: number): string {
