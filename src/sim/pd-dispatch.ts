@@ -22,7 +22,6 @@ import {
 import type { Engine, EngineHooks, Job } from './engine.js';
 import type { RunTally } from './run-tally.js';
 import type { ResolvedSimulationOptions } from './simulation-options.js';
-import type { Prepared } from './simulation-run.js';
 import type { SimRequest } from './workload.js';
 
 /** Where a request is: its prefill leg on the prefill worker, or on its decode worker. */
@@ -138,7 +137,7 @@ export class PdDispatch {
   route(
     id: number,
     request: SimRequest,
-    prepared: Prepared,
+    prepared: { readonly tokens: Uint32Array; readonly select: SelectRequest },
     router: Router,
     policies: LegPolicies,
     now: number,

@@ -48,7 +48,7 @@ const TRANSFER = 7;
 const SETTLE_TURNS = 1_000;
 
 /** @internal What a run prepares for `router.select` / `admit` from one request. */
-export interface Prepared {
+interface Prepared {
   readonly tokens: Uint32Array;
   readonly select: SelectRequest;
 }
