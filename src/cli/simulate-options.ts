@@ -127,7 +127,8 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
   return {
     help,
     workload,
-    fleet,
+    // With disaggregation, the pools are the workers.
+    fleet: disaggregation === undefined ? fleet : withoutWorkers(fleet),
     policies,
     arrivals,
     load,
@@ -152,6 +153,12 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     json: flags.value('json'),
     quiet: flags.value('quiet'),
   };
+}
+
+/** `fleet` without its `workers`: the pools set them. */
+function withoutWorkers(fleet: FleetModelOptions): FleetModelOptions {
+  const { workers: _workers, ...rest } = fleet;
+  return rest;
 }
 
 /** The flags of a disaggregated fleet, `--disaggregation` first. */
