@@ -13,6 +13,7 @@ import {
   formatComparison,
   multiTurnChat,
   type PolicyRun,
+  renderHtmlReport,
   type SimulationOptions,
   simulate,
   zeroReuse,
@@ -233,5 +234,8 @@ describe('comparePolicies with a disaggregated fleet', () => {
     expect(text).toContain('2 prefill + 2 decode workers');
     expect(text).toMatch(/prefill skipped +transfers +tokens moved +hit P \/ D/);
     expect(text).toContain('decode leg power_of_two (always), cache_aware (conditional)');
+    const html = renderHtmlReport(c);
+    for (const header of ['TTFT mean (ms)', 'Prefill legs skipped', 'Tokens moved'])
+      expect(html).toContain(`<th scope="col">${header}</th>`);
   });
 });
