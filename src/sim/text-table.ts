@@ -134,7 +134,7 @@ export function formatComparison(comparison: Comparison): string {
   ];
   const events = eventsLine(c);
   if (events !== undefined) lines.push(events);
-  if (d !== undefined) lines.push(disaggregationLine(d));
+  if (d !== undefined) lines.push(`p/d       ${describeDisaggregation(d)}`);
   lines.push('');
   const admission = c.runs.some((run) => run.admission !== undefined);
   const pd = c.runs.some((run) => run.disaggregation !== undefined);
@@ -178,12 +178,15 @@ export function eventsLine(c: Comparison): string | undefined {
   );
 }
 
-/** @internal The line on a disaggregated fleet: transfer cost, decode policy, the rule. */
-export function disaggregationLine(d: NonNullable<Comparison['disaggregation']>): string {
+/**
+ * @internal A disaggregated fleet's modes, transfer cost, decode policy and rule, in words
+ * (shared with the HTML report's "Run" section).
+ */
+export function describeDisaggregation(d: NonNullable<Comparison['disaggregation']>): string {
   const rule = d.modes.includes('conditional')
     ? `; conditional: the decode worker prefills when fewer than ${thousands(d.rule.localPrefillTokens)} prompt tokens and ${percent(d.rule.localPrefillShare)} of the prompt are uncached there`
     : '';
-  return `p/d       ${d.modes.join(' and ')}; KV transfer ${d.transferMs} ms + ${d.transferMsPerThousandTokens} ms per 1,000 tokens; decode leg ${d.modes.map((m) => `${d.decodePolicy[m]}${d.modes.length > 1 ? ` (${m})` : ''}`).join(', ')}${rule}`;
+  return `${d.modes.join(' and ')}; KV transfer ${d.transferMs} ms + ${d.transferMsPerThousandTokens} ms per 1,000 tokens; decode leg ${d.modes.map((m) => `${d.decodePolicy[m]}${d.modes.length > 1 ? ` (${m})` : ''}`).join(', ')}${rule}`;
 }
 
 function percent(value: number): string {

@@ -237,5 +237,8 @@ describe('comparePolicies with a disaggregated fleet', () => {
     const html = renderHtmlReport(c);
     for (const header of ['TTFT mean (ms)', 'Prefill legs skipped', 'Tokens moved'])
       expect(html).toContain(`<th scope="col">${header}</th>`);
+    expect(html).toContain(
+      '<dt>Prefill/decode</dt><dd>2 prefill + 2 decode workers; always and conditional;',
+    );
   });
 });
