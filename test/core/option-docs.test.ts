@@ -10,9 +10,11 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { ADMISSION_OPTIONS } from '../../src/admission/admission-options.js';
 import { OptionTable } from '../../src/core/option-table.js';
+import { DNS_DISCOVERY_OPTIONS } from '../../src/dns/dns-discovery-options.js';
 import { KV_DECODE_LIMITS } from '../../src/kv-events/batch-decoder.js';
 import { KV_SUBSCRIBER_OPTIONS } from '../../src/kv-events/subscriber-options.js';
 import { KV_TRANSLATOR_OPTIONS } from '../../src/kv-events/translator.js';
+import { DISAGGREGATION_OPTIONS } from '../../src/openai/disaggregation-options.js';
 import { OPENAI_HANDLER_OPTIONS } from '../../src/openai/openai-handler-options.js';
 import { OPENAI_REQUEST_OPTIONS } from '../../src/openai/openai-request.js';
 import { OPENTELEMETRY_OPTIONS } from '../../src/opentelemetry/instrument-router.js';
@@ -76,6 +78,7 @@ const TABLES = [
   KV_DECODE_LIMITS,
   KV_TRANSLATOR_OPTIONS,
   KV_SUBSCRIBER_OPTIONS,
+  DNS_DISCOVERY_OPTIONS,
   FLEET_OPTIONS,
   SIMULATION_OPTIONS,
   SIM_DISAGGREGATION_OPTIONS,
@@ -95,6 +98,7 @@ const TABLES = [
   OPENAI_REQUEST_OPTIONS,
   OPENAI_HANDLER_OPTIONS,
   DISAGGREGATION_RULE_OPTIONS,
+  DISAGGREGATION_OPTIONS,
 ] as unknown as AnyTable[];
 
 function sources(dir: string): string[] {
