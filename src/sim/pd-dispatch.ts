@@ -9,10 +9,9 @@ import {
   prefillsLocally,
   type ResolvedDisaggregationRule,
 } from '../policies/conditional-disaggregation.js';
-import type { Policy, PolicyExplanation, SelectRequest } from '../policies/policy.js';
-import { type PrefillCharge, prefillChargeOf } from '../policies/prefill-charge.js';
+import type { Policy, SelectRequest } from '../policies/policy.js';
 import type { Router } from '../router/router.js';
-import { chargePrefill, type WorkerLease } from '../workers/worker.js';
+import type { WorkerLease } from '../workers/worker.js';
 import { blockKeys } from './block-keys.js';
 import {
   type DisaggregationRun,
@@ -143,7 +142,7 @@ export class PdDispatch {
     now: number,
   ): boolean {
     const keys = blockKeys(prepared.tokens, this.#blockSize, request.outputTokens);
-    const choice = this.#choose(request, keys, prepared.select, router, policies);
+    const choice = this.#choose(request, keys, prepared.select, router, policies.decode);
     const prompt = request.promptLength;
     const decodeLease = choice.decode;
     this.#tally.onSend(
@@ -173,47 +172,40 @@ export class PdDispatch {
     return true;
   }
 
-  /** The leases of a request's legs (`decode` undefined: none), and the routing time. */
+  /**
+   * The leases of a request's legs (`decode` undefined: none), each taken by the router's
+   * `select` with the leg set — its leg policy over the pool of that type, the lease charged as
+   * for any request — the decode leg first, and the routing time.
+   */
   #choose(
     request: SimRequest,
     keys: Float64Array,
     select: SelectRequest,
     router: Router,
-    policies: LegPolicies,
+    decodePolicy: Policy,
   ): {
     readonly routingMs: number;
     readonly decode: WorkerLease | undefined;
     readonly prefill: WorkerLease | undefined;
   } {
     const started = performance.now();
-    const registry = router.registry;
-    const none = { routingMs: 0, decode: undefined, prefill: undefined };
-    // The decode worker first: whether the prefill leg runs depends on what it holds.
-    const decode = policies.decode.select(registry.getDecodeWorkers(), {
-      ...select,
-      leg: 'decode',
-    });
-    if (decode === undefined) return { ...none, routingMs: performance.now() - started };
-    const decodeCharge = prefillChargeOf(policies.decode);
+    const decode = router.select({ ...select, leg: 'decode' });
     const local =
+      decode !== undefined &&
       this.#d.mode === 'conditional' &&
-      this.#decide(
-        this.#workerOf.get(decode.url)!,
-        request,
-        keys,
-        policies.decode.name === 'cache_aware' ? policies.decode.explain?.() : undefined,
-      );
-    const prefill = local
-      ? undefined
-      : policies.prefill.select(registry.getPrefillWorkers(), { ...select, leg: 'prefill' });
-    if (!local && prefill === undefined) return { ...none, routingMs: performance.now() - started };
-    const decodeLease = decode.acquire();
-    // A lease carries the prefill its policy predicted, as the router's `select` charges it:
-    // the decode worker's only when it prefills the request itself.
-    if (local) charge(decodeLease, decodeCharge);
-    const prefillLease = prefill?.acquire();
-    if (prefillLease !== undefined) charge(prefillLease, prefillChargeOf(policies.prefill));
-    return { routingMs: performance.now() - started, decode: decodeLease, prefill: prefillLease };
+      this.#decide(this.#workerOf.get(decode.worker.url)!, request, keys, decodePolicy);
+    let prefill: WorkerLease | undefined;
+    if (decode !== undefined && !local) {
+      prefill = router.select({ ...select, leg: 'prefill' });
+      // Never half a request: without a prefill worker, the decode lease goes back.
+      if (prefill === undefined) decode.release();
+    }
+    const routed = decode !== undefined && (local || prefill !== undefined);
+    return {
+      routingMs: performance.now() - started,
+      decode: routed ? decode : undefined,
+      prefill,
+    };
   }
 
   /** Transfer `slot` reached its decode worker at `now`: the decode leg joins its queue. */
@@ -256,24 +248,22 @@ export class PdDispatch {
 
   /**
    * Whether decode worker `d` prefills `request` itself: by the rule, on the share of the prompt
-   * the decode policy believes `d` holds when it says (`explanation`), else on what `d`'s cache
-   * holds. Counts the decisions the exact share would have taken the other way.
+   * the decode policy matched when it explains its picks (`cache_aware`: `explain().matched`,
+   * none when absent — what `fleetroute/openai` decides on), else on what `d`'s cache holds.
+   * Counts the decisions the actual cache would have taken the other way.
    */
-  #decide(
-    d: number,
-    request: SimRequest,
-    keys: Float64Array,
-    explanation: PolicyExplanation | undefined,
-  ): boolean {
+  #decide(d: number, request: SimRequest, keys: Float64Array, decodePolicy: Policy): boolean {
     const prompt = request.promptLength;
     // At least one prompt token is always computed.
     const limit = Math.floor((prompt - 1) / this.#blockSize);
     const exact = this.#host.engines[d]!.cache.match(keys, limit) * this.#blockSize;
-    const believed = believedCached(explanation, prompt);
     const exactLocal = prefillsLocally(this.#rule, prompt, exact);
-    if (believed === undefined) return exactLocal;
+    const explained = decodePolicy.explain?.();
+    if (explained === undefined) return exactLocal;
     this.#byPolicy++;
-    const local = prefillsLocally(this.#rule, prompt, believed);
+    const matched = explained.matched;
+    const share = matched !== undefined && matched > 0 ? Math.min(matched, 1) : 0;
+    const local = prefillsLocally(this.#rule, prompt, share * prompt);
     if (local !== exactLocal) this.#misjudged++;
     return local;
   }
@@ -307,27 +297,8 @@ export class PdDispatch {
   }
 }
 
-/** Charges `lease` with `c`, the prediction of its policy's pick, when it is on that worker. */
-function charge(lease: WorkerLease, c: PrefillCharge | undefined): void {
-  if (c !== undefined && c.worker === lease.worker)
-    chargePrefill(lease, c.tokens, c.ahead, c.clock, c.priorPerMs);
-}
-
 /** `leg:branch` of `policy`'s last decision, or `undefined` when it keeps no branches. */
 function legBranch(leg: string, policy: Policy): string | undefined {
   const branch = policy.explain?.()?.branch;
   return branch === undefined ? undefined : `${leg}:${branch}`;
-}
-
-/**
- * The prompt tokens `cache_aware` on the decode leg believes its pick holds: its predicted uncached
- * tokens of the winner when it compared candidates, else its matched share when it took the
- * cache-hit branch (the pick holds the match), else none; `undefined` without an explanation.
- */
-function believedCached(e: PolicyExplanation | undefined, prompt: number): number | undefined {
-  if (e === undefined) return undefined;
-  const winner = e.predicted?.winner;
-  if (winner !== undefined) return prompt - winner.uncachedTokens;
-  if (e.branch === 'cache_hit' && e.matched !== undefined) return e.matched * prompt;
-  return 0;
 }

@@ -120,15 +120,18 @@ describe('simulate with a disaggregated fleet', () => {
   });
 
   it('is deterministic for a seed, and another seed changes the random choices', async () => {
-    const options = {
+    for (const mode of ['always', 'conditional'] as const) {
+      const options = { ...base, disaggregation: { ...pools, mode } };
+      expect(simulated(await simulate(options))).toEqual(simulated(await simulate(options)));
+    }
+    const random = {
       ...base,
       policy: 'random',
-      disaggregation: { ...pools, mode: 'conditional' },
+      disaggregation: { ...pools, mode: 'always', decodePolicy: 'random' },
     } as const;
-    const a = await simulate(options);
-    const b = await simulate(options);
-    expect(simulated(a)).toEqual(simulated(b));
-    const c = await simulate({ ...options, seed: 2 });
+    const a = await simulate(random);
+    expect(simulated(await simulate(random))).toEqual(simulated(a));
+    const c = await simulate({ ...random, seed: 2 });
     expect(c.load.perWorker).not.toEqual(a.load.perWorker);
   });
 
