@@ -41,9 +41,10 @@ export type DisaggregationMode = 'always' | 'conditional';
  */
 export interface SimDisaggregation {
   /**
-   * `'always'`: every request runs both legs (`Router.selectPair`). `'conditional'`: the decode
-   * worker is chosen first; when the rule (`rule`) says the prompt's part it does not hold is
-   * small, it prefills the request itself and no prefill leg runs.
+   * `'always'`: every request runs both legs, each selected by its router (`select` with `leg`
+   * `'decode'`, then `'prefill'`). `'conditional'`: once the decode worker is chosen, when the
+   * rule (`rule`) says the prompt's part it does not hold is small, it prefills the request
+   * itself and no prefill leg runs.
    * @defaultValue 'always'
    */
   readonly mode?: DisaggregationMode;
@@ -64,9 +65,9 @@ export interface SimDisaggregation {
   readonly transferMsPerThousandTokens?: number;
   /**
    * The decode leg's policy (each router builds its own instance; the policy under test routes
-   * the prefill leg). With `cache_aware`, the conditional rule reads the share of the prompt the
-   * chosen decode worker holds from the policy's `explain()`, as a router would; with another
-   * policy, from the decode worker's actual cache.
+   * the prefill leg). With `cache_aware`, the conditional rule reads the share of the prompt it
+   * matched (`explain().matched`), as `fleetroute/openai` does; with another policy, which keeps
+   * no such belief, the decode worker's actual cache.
    * @defaultValue 'power_of_two' with `mode: 'always'` (the router's own decode-leg default),
    * 'cache_aware' with `mode: 'conditional'`
    */
@@ -149,7 +150,7 @@ export interface DisaggregationRun {
   readonly decodeHitRate: number;
   /**
    * Conditional mode: decisions taken on the decode policy's belief of what its pick holds
-   * (`cache_aware`'s `explain()`); the others used the decode worker's actual cache.
+   * (`cache_aware`'s `explain().matched`); the others used the decode worker's actual cache.
    */
   readonly decisionsByPolicy: number;
   /** Of those, the decisions the decode worker's actual cache would have taken the other way. */
