@@ -78,6 +78,16 @@ describe('examples', () => {
     expect(out).toMatch(/report: .+fleetroute-example-report\.html/);
   });
 
+  it('sim-disaggregation.ts: always against conditional disaggregation, one row each', async () => {
+    const out = await example('sim-disaggregation.ts');
+    expect(out).toMatch(/^cache_aware\+always /m);
+    expect(out).toMatch(/^cache_aware\+conditional /m);
+    expect(out).toMatch(/^cache_aware\+always: TTFT mean \d+ ms, prefill legs skipped 0 of 96/m);
+    expect(out).toMatch(
+      /^cache_aware\+conditional: TTFT mean \d+ ms, prefill legs skipped [1-9]\d* of 96/m,
+    );
+  });
+
   it('kv-events.ts: two replicas route a prompt to the engine that reported caching it', async () => {
     const out = await example('kv-events.ts');
     expect(out).toContain('replica 1 routes the cached prompt to http://127.0.0.1:8001');

@@ -20,6 +20,7 @@ import { MULTI_TURN_CHAT_OPTIONS } from '../sim/workloads/multi-turn-chat.js';
 import { SHARED_PREFIX_OPTIONS } from '../sim/workloads/shared-prefix.js';
 import { ZERO_REUSE_OPTIONS } from '../sim/workloads/zero-reuse.js';
 import { anyText, decimal, type Flag, flag, integer, oneOf, toggle, UsageError } from './flags.js';
+import { PD_FLAGS } from './simulate-pd-flags.js';
 
 /** @internal The workloads `--workload` names. */
 export const WORKLOADS = [
@@ -286,6 +287,7 @@ export const SIMULATE_FLAGS = {
     fallback: DEFAULT_FLEET_MODEL.decodeStepPerRequestMs,
     read: decimalOf(FLEET_OPTIONS.specs.decodeStepPerRequestMs),
   }),
+  ...PD_FLAGS,
   policies: flag<readonly PolicyName[]>({
     section: 'Routing',
     value: '<a,b,...>',

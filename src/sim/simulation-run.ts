@@ -19,6 +19,7 @@ import { Engine, type EngineHooks, type Job } from './engine.js';
 import { EventQueue } from './event-queue.js';
 import { KvEventFeed } from './kv-event-feed.js';
 import { deliverLoads, LoadPolls } from './load-polls.js';
+import { PdDispatch } from './pd-dispatch.js';
 import { PrecisionProbe } from './precision-probe.js';
 import { LOW_PRIORITY, RequestMix } from './request-mix.js';
 import type { PolicyRun } from './result.js';
@@ -40,6 +41,8 @@ const KV = 4;
 const SYNC = 5;
 /** With admission: the earliest deadline of a router's queue has come. */
 const EXPIRE = 6;
+/** With disaggregation: a KV transfer (its slot) reaches its decode worker. */
+const TRANSFER = 7;
 
 /** Microtask turns a grant takes at most to reach the run (a few; far more means a bug). */
 const SETTLE_TURNS = 1_000;
@@ -114,6 +117,10 @@ export class SimulationRun {
   #expiresAt = Number.POSITIVE_INFINITY;
   /** With admission: an unexpected error of a router's `admit`, rethrown by `run`. */
   #failure: { readonly error: unknown } | undefined;
+  /** With disaggregation: the legs of the requests. */
+  readonly #pd: PdDispatch | undefined;
+  /** With disaggregation: every router's decode-leg policy, in router order. */
+  #decodePolicies: readonly Policy[] = [];
 
   /** Builds the fleet and the arrival schedule of `o`; nothing runs until {@link run}. */
   constructor(o: ResolvedSimulationOptions) {
@@ -130,12 +137,28 @@ export class SimulationRun {
         : {}),
       completed: (job, time) => this.#completedJob(job, time),
     };
-    for (let i = 0; i < model.workers; i++) this.#engines.push(new Engine(i, model, hooks));
+    this.#tally = new RunTally(this.#total, model.workers);
+    this.#pd =
+      o.disaggregation === undefined
+        ? undefined
+        : new PdDispatch(
+            o.disaggregation,
+            {
+              engines: this.#engines,
+              transferAt: (time, slot) => this.#queue.push(time, TRANSFER, slot),
+              completed: (lease, request, sentAt, firstTokenAt, time) =>
+                this.#completedRequest(lease, request, sentAt, firstTokenAt, time),
+            },
+            this.#tally,
+            o,
+            this.urls,
+          );
+    const engineHooks = this.#pd?.hooks(hooks) ?? hooks;
+    for (let i = 0; i < model.workers; i++) this.#engines.push(new Engine(i, model, engineHooks));
     this.#schedule = ArrivalSchedule.of(o.arrivals, o.workload.requests, o.seed);
     this.#nextClosedLoop = o.arrivals.kind === 'closed_loop' ? this.#schedule.size : 0;
     this.#polls = o.loadPollIntervalMs > 0 ? new LoadPolls(o.loadPollIntervalMs) : undefined;
     this.#timeline = new Timeline(model.workers, o.sampleIntervalMs, 3);
-    this.#tally = new RunTally(this.#total, model.workers);
     this.#done = new Uint8Array(this.#total);
     this.#doneAt = new Float64Array(this.#total);
     this.#delayScale = o.arrivals.kind === 'trace' ? 1 / (o.arrivals.speedup ?? 1) : 1;
@@ -157,6 +180,7 @@ export class SimulationRun {
     this.#routers = routers.routers;
     this.#policies = routers.policies;
     this.#shared = routers.shared;
+    this.#decodePolicies = routers.decodePolicies;
     if (this.#admission !== undefined) this.#watchAdmission(routers.routers);
     const queue = this.#queue;
     const o = this.#o;
@@ -220,6 +244,9 @@ export class SimulationRun {
           this.#expiresAt = Number.POSITIVE_INFINITY;
           for (const gate of this.#gates) gate.expire(this.#now);
           break;
+        case TRANSFER:
+          this.#pd!.transferred(event.target, this.#now);
+          break;
       }
       if (this.#admission !== undefined) await this.#settle();
     }
@@ -239,9 +266,9 @@ export class SimulationRun {
 
   /** What the run measured, once {@link run} has returned. O(requests log requests + workers). */
   result(): PolicyRun {
-    let cachedTokens = 0;
-    let promptTokens = 0;
-    for (const engine of this.#engines) {
+    let cachedTokens = this.#pd?.savedTokens ?? 0;
+    let promptTokens = this.#pd?.promptTokens ?? 0;
+    for (const engine of this.#pd === undefined ? this.#engines : []) {
       cachedTokens += engine.cachedTokens;
       promptTokens += engine.promptTokens;
     }
@@ -259,6 +286,7 @@ export class SimulationRun {
       eventsProcessed: this.#events,
       timestampOffsetMs: this.#schedule.offsetMs,
     });
+    if (this.#pd !== undefined) return { ...run, disaggregation: this.#pd.result() };
     return this.#admission === undefined ? run : { ...run, admission: this.#admission.result() };
   }
 
@@ -273,7 +301,8 @@ export class SimulationRun {
 
   #poll(routers: SimRouters): void {
     if (!this.#busy) return;
-    deliverLoads(routers.policies, this.#engines, this.urls, this.#now);
+    const policies = [...routers.policies, ...this.#decodePolicies];
+    deliverLoads(policies, this.#engines, this.urls, this.#now);
     const next = this.#polls!.advance(this.#idle ? this.#schedule.nextTime : this.#now);
     if (next !== Number.POSITIVE_INFINITY) this.#queue.push(next, POLL, 0);
   }
@@ -321,13 +350,30 @@ export class SimulationRun {
   }
 
   #completedJob(job: Job, time: number): void {
-    (job.handle as WorkerLease).release({ ok: true, status: 200 });
+    this.#completedRequest(
+      job.handle as WorkerLease,
+      job.request,
+      job.sentAt,
+      job.firstTokenAt,
+      time,
+    );
+  }
+
+  /** `request`, sent at `sentAt`, gave its first token at `firstTokenAt` and completed. */
+  #completedRequest(
+    lease: WorkerLease,
+    request: SimRequest,
+    sentAt: number,
+    firstTokenAt: number,
+    time: number,
+  ): void {
+    const { id, outputLength } = request;
+    lease.release({ ok: true, status: 200 });
     this.#inFlight--;
-    const id = job.request.id;
-    const arrivedAt = this.#arrivedAt === undefined ? job.sentAt : this.#arrivedAt[id]!;
-    this.#admission?.onFirstToken(id, job.firstTokenAt - arrivedAt);
-    this.#tally.onComplete(time, arrivedAt, job.firstTokenAt, job.request.outputLength);
-    this.#finish(job.request.id);
+    const arrivedAt = this.#arrivedAt === undefined ? sentAt : this.#arrivedAt[id]!;
+    this.#admission?.onFirstToken(id, firstTokenAt - arrivedAt);
+    this.#tally.onComplete(time, arrivedAt, firstTokenAt, outputLength);
+    this.#finish(id);
   }
 
   #finish(id: number): void {
@@ -415,6 +461,13 @@ export class SimulationRun {
     }
     const k = this.#tally.sent % this.#routers.length;
     const router = this.#routers[k]!;
+    if (this.#pd !== undefined) {
+      const legs = { prefill: this.#policies[k]!, decode: this.#decodePolicies[k]! };
+      const routed = this.#pd.route(id, request, prepared, router, legs, this.#now);
+      if (routed) this.#inFlight++;
+      else this.#finish(id);
+      return;
+    }
     this.#route(id, request, prepared.tokens, k, () => router.select(prepared.select));
   }
 

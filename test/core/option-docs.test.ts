@@ -43,6 +43,7 @@ import {
   SHARED_STATE_OPTIONS,
 } from '../../src/shared/shared-state-options.js';
 import { COMPARE_OPTIONS } from '../../src/sim/compare.js';
+import { SIM_DISAGGREGATION_OPTIONS } from '../../src/sim/disaggregation.js';
 import { FLEET_OPTIONS } from '../../src/sim/fleet-model.js';
 import { SIMULATION_OPTIONS } from '../../src/sim/simulation-options.js';
 import { AGENT_CONVERSATIONS_OPTIONS } from '../../src/sim/workloads/agent-conversations.js';
@@ -80,6 +81,7 @@ const TABLES = [
   DNS_DISCOVERY_OPTIONS,
   FLEET_OPTIONS,
   SIMULATION_OPTIONS,
+  SIM_DISAGGREGATION_OPTIONS,
   COMPARE_OPTIONS,
   SHARED_PREFIX_OPTIONS,
   MULTI_TURN_CHAT_OPTIONS,
