@@ -12,6 +12,7 @@ export default defineConfig([
       prometheus: 'src/prometheus/index.ts',
       opentelemetry: 'src/opentelemetry/index.ts',
       redis: 'src/redis/index.ts',
+      dns: 'src/dns/index.ts',
       openai: 'src/openai/index.ts',
     },
     format: ['esm', 'cjs'],

@@ -13,6 +13,7 @@ export default defineConfig({
       { find: /^fleetroute\/prometheus$/, replacement: src('prometheus/index.ts') },
       { find: /^fleetroute\/opentelemetry$/, replacement: src('opentelemetry/index.ts') },
       { find: /^fleetroute\/redis$/, replacement: src('redis/index.ts') },
+      { find: /^fleetroute\/dns$/, replacement: src('dns/index.ts') },
       { find: /^fleetroute\/openai$/, replacement: src('openai/index.ts') },
       { find: /^fleetroute$/, replacement: src('index.ts') },
     ],

@@ -32,6 +32,7 @@ const SUBPATHS = [
   'fleetroute/prometheus',
   'fleetroute/opentelemetry',
   'fleetroute/redis',
+  'fleetroute/dns',
   'fleetroute/openai',
 ];
 
@@ -117,6 +118,16 @@ const PROGRAM = `
   const noRedis = await redis.RedisSharedStore.create({ url: 'redis://127.0.0.1:1', connectTimeoutMs: 0 }).then(() => 'created', (error) => error);
   if (!(noRedis instanceof fleetroute.FleetRouteError) || noRedis.code !== 'MISSING_DEPENDENCY' || !noRedis.message.includes('ioredis'))
     throw new Error('fleetroute/redis: expected MISSING_DEPENDENCY naming ioredis, got ' + noRedis);
+  // DNS discovery needs no peer (node:dns): a bad option is refused with the package's error,
+  // and a discovery over a registry from 'fleetroute' closes cleanly.
+  if (typeof dns.DnsDiscovery !== 'function') throw new Error('fleetroute/dns: no DnsDiscovery');
+  let noPort;
+  try { new dns.DnsDiscovery(registry, { name: 'workers.example' }); } catch (error) { noPort = error; }
+  if (!(noPort instanceof fleetroute.FleetRouteError) || noPort.code !== 'INVALID_ARGUMENT' || !noPort.message.includes('port'))
+    throw new Error('fleetroute/dns: expected INVALID_ARGUMENT naming port, got ' + noPort);
+  const discovery = new dns.DnsDiscovery(registry, { name: 'workers.example', port: 8000, servers: ['127.0.0.1:9'] });
+  await discovery.close();
+  if ((await discovery.refresh()).type !== 'closed') throw new Error('fleetroute/dns: a closed discovery looked up');
   const memoryShared = new fleetroute.SharedState({ store: new fleetroute.MemorySharedStore(), loads: { refreshMs: 0 } });
   const sharedRouter = new fleetroute.Router({ registry, transport: { probe: async () => true }, health: false, shared: memoryShared });
   sharedRouter.start();
@@ -151,6 +162,7 @@ import * as kv from 'fleetroute/kv-events';
 import * as prom from 'fleetroute/prometheus';
 import * as otel from 'fleetroute/opentelemetry';
 import * as redis from 'fleetroute/redis';
+import * as dns from 'fleetroute/dns';
 import * as openai from 'fleetroute/openai';
 ${PROGRAM}`;
 
@@ -162,6 +174,7 @@ const kv = require('fleetroute/kv-events');
 const prom = require('fleetroute/prometheus');
 const otel = require('fleetroute/opentelemetry');
 const redis = require('fleetroute/redis');
+const dns = require('fleetroute/dns');
 const openai = require('fleetroute/openai');
 const pkg = require('fleetroute/package.json');
 if (pkg.name !== 'fleetroute') throw new Error('fleetroute/package.json: wrong name');
@@ -199,6 +212,7 @@ import {
 import type { OpenTelemetryOptions, RouterTracing, TracedAttemptContext } from 'fleetroute/opentelemetry';
 import type { PrometheusMetrics, PrometheusMetricsOptions, PrometheusRegistry } from 'fleetroute/prometheus';
 import { type RedisClientLike, RedisSharedStore, type RedisSharedStoreOptions } from 'fleetroute/redis';
+import { DnsDiscovery, type DnsDiscoveryOptions, type DnsRefresh } from 'fleetroute/dns';
 import {
   createOpenAIHandler,
   type OpenAIHandler,
@@ -248,6 +262,15 @@ export function front(router: Router, request: OpenAIRequestOptions): OpenAIHand
   const options: OpenAIHandlerOptions = { router, request, streamUsage: true };
   void openAIRequest({ model: 'm', prompt: 'x' }, {}, request).model;
   return createOpenAIHandler(options);
+}
+
+export async function discover(registry: WorkerRegistry): Promise<DnsRefresh> {
+  const options: DnsDiscoveryOptions = { name: '_http._tcp.vllm.llm.svc.cluster.local', runtime: 'vllm' };
+  const discovery = new DnsDiscovery(registry, options);
+  discovery.on('lookup_failed', (event) => void event.keeping);
+  const first = await discovery.start();
+  await discovery.close();
+  return first;
 }
 
 export async function follow(registry: WorkerRegistry): Promise<KvEventSubscriberStats[]> {

@@ -61,10 +61,44 @@ describe('examples', () => {
     expect(routes[5]![0]).toBe('llama');
   });
 
+  it('dns-discovery.ts: the registry follows a DNS name up and down, drains before removal, and keeps the last good answer on a failure', async () => {
+    const out = await example('dns-discovery.ts');
+    expect(out).toContain(
+      'scaled up: http://127.0.0.1:8000 ready, http://127.0.0.2:8000 ready, http://127.0.0.3:8000 ready',
+    );
+    expect(out).toContain('draining http://127.0.0.3:8000 (a request still in flight)');
+    expect(out).toContain('removed http://127.0.0.3:8000');
+    expect(out).toContain('lookup failed (ESERVFAIL): keeping 2 workers');
+    expect(out).toContain(
+      'after the failure: http://127.0.0.1:8000 ready, http://127.0.0.2:8000 ready',
+    );
+  });
+
+  it('disaggregated.ts: both legs of vLLM and SGLang requests, and a cached prompt that skips its prefill', async () => {
+    const out = await example('disaggregated.ts');
+    expect(out).toContain('vllm answer: Paris is the capital.');
+    expect(out).toMatch(
+      /^vllm prefill leg: max_tokens 1, stream false; decode leg got kv_transfer_params from prefill-1, max_tokens 32$/m,
+    );
+    expect(out).toContain('sglang answer (streamed): Paris is the capital.');
+    expect(out).toMatch(/^sglang rooms: prefill \d+, decode \d+, same: true$/m);
+    expect(out).toContain('vllm, the same prompt again: prefill leg skipped');
+  });
+
   it('simulator.ts: a custom workload compared across three policies', async () => {
     const out = await example('simulator.ts');
     expect(out).toMatch(/^cache_aware /m);
     expect(out).toMatch(/report: .+fleetroute-example-report\.html/);
+  });
+
+  it('sim-disaggregation.ts: always against conditional disaggregation, one row each', async () => {
+    const out = await example('sim-disaggregation.ts');
+    expect(out).toMatch(/^cache_aware\+always /m);
+    expect(out).toMatch(/^cache_aware\+conditional /m);
+    expect(out).toMatch(/^cache_aware\+always: TTFT mean \d+ ms, prefill legs skipped 0 of 96/m);
+    expect(out).toMatch(
+      /^cache_aware\+conditional: TTFT mean \d+ ms, prefill legs skipped [1-9]\d* of 96/m,
+    );
   });
 
   it('kv-events.ts: two replicas route a prompt to the engine that reported caching it', async () => {

@@ -94,6 +94,7 @@ async function simulateCommand(args: readonly string[], io: CommandIo): Promise<
     tenants: command.tenants,
     heavyTenantFactor: command.heavyTenantFactor,
     ...(command.admission === undefined ? {} : { admission: command.admission }),
+    ...(command.disaggregation === undefined ? {} : { disaggregation: command.disaggregation }),
     ...(command.sharedState === undefined
       ? {}
       : { sharedState: command.sharedState, sharedRefreshMs: command.sharedRefreshMs }),

@@ -21,6 +21,7 @@ import { MULTI_TURN_CHAT_OPTIONS } from '../sim/workloads/multi-turn-chat.js';
 import { SHARED_PREFIX_OPTIONS } from '../sim/workloads/shared-prefix.js';
 import { ZERO_REUSE_OPTIONS } from '../sim/workloads/zero-reuse.js';
 import { anyText, decimal, type Flag, flag, integer, oneOf, toggle, UsageError } from './flags.js';
+import { PD_FLAGS } from './simulate-pd-flags.js';
 
 /** @internal The workloads `--workload` names. */
 export const WORKLOADS = [
@@ -322,6 +323,7 @@ export const SIMULATE_FLAGS = {
     'Fleet',
     "the engines' load reports list only adapters with requests in flight (vllm:lora_requests_info alone), not the resident ones",
   ),
+  ...PD_FLAGS,
   policies: flag<readonly PolicyName[]>({
     section: 'Routing',
     value: '<a,b,...>',

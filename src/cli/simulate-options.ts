@@ -9,6 +9,7 @@
  */
 import type { PolicyName } from '../policies/policy.js';
 import type { ArrivalProcess } from '../sim/arrivals.js';
+import type { CompareDisaggregation } from '../sim/compare.js';
 import type { FleetModelOptions } from '../sim/fleet-model.js';
 import { formatFlagHelp, type ParsedFlags, parseFlags, UsageError } from './flags.js';
 import {
@@ -72,6 +73,8 @@ export interface SimulateCommand {
         readonly maxWaitMs?: number;
       }
     | undefined;
+  /** `--disaggregation` and its flags: `undefined` when off. */
+  readonly disaggregation: CompareDisaggregation | undefined;
   /** Where the HTML report goes; `undefined` with `--no-report`. */
   readonly out: string | undefined;
   readonly json: string | undefined;
@@ -126,10 +129,12 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
   if (kvEvents && !policies.includes('cache_aware')) {
     throw new UsageError('--kv-events compares cache_aware: add it to --policies');
   }
+  const disaggregation = readDisaggregationFlags(flags);
   return {
     help,
     workload,
-    fleet,
+    // With disaggregation, the pools are the workers.
+    fleet: disaggregation === undefined ? fleet : withoutWorkers(fleet),
     policies,
     arrivals,
     load,
@@ -151,9 +156,70 @@ export function parseSimulateArgs(args: readonly string[]): SimulateCommand {
     tenants: flags.value('tenants'),
     heavyTenantFactor: flags.value('heavy-tenant-factor'),
     admission,
+    disaggregation,
     out,
     json: flags.value('json'),
     quiet: flags.value('quiet'),
+  };
+}
+
+/** `fleet` without its `workers`: the pools set them. */
+function withoutWorkers(fleet: FleetModelOptions): FleetModelOptions {
+  const { workers: _workers, ...rest } = fleet;
+  return rest;
+}
+
+/** The flags of a disaggregated fleet, `--disaggregation` first. */
+const PD_SETTINGS = [
+  'prefill-workers',
+  'decode-workers',
+  'transfer-ms',
+  'transfer-ms-per-1k',
+  'decode-policy',
+] as const;
+const RULE_SETTINGS = ['local-prefill-tokens', 'local-prefill-share'] as const;
+/** What a disaggregated fleet does not model. */
+const NOT_WITH_PD = [
+  'workers',
+  'kv-events',
+  'shared-state',
+  'admission',
+  'engine-restarts',
+] as const;
+
+/** `--disaggregation` and its flags, which need it (the rule's, a conditional mode). */
+function readDisaggregationFlags(flags: SimulateFlags): CompareDisaggregation | undefined {
+  const mode = flags.value('disaggregation');
+  if (mode === undefined) {
+    for (const flag of [...PD_SETTINGS, ...RULE_SETTINGS])
+      if (flags.given(flag)) throw new UsageError(`--${flag} needs --disaggregation`);
+    return undefined;
+  }
+  for (const flag of NOT_WITH_PD) {
+    if (flags.given(flag))
+      throw new UsageError(
+        flag === 'workers'
+          ? '--workers does not apply with --disaggregation: give --prefill-workers and --decode-workers'
+          : `--${flag} is not modelled with --disaggregation`,
+      );
+  }
+  if (mode === 'always') {
+    for (const flag of RULE_SETTINGS)
+      if (flags.given(flag))
+        throw new UsageError(`--${flag} applies to --disaggregation conditional or both`);
+  }
+  const decodePolicy = flags.value('decode-policy');
+  return {
+    mode,
+    ...(decodePolicy === undefined ? {} : { decodePolicy }),
+    prefillWorkers: flags.value('prefill-workers'),
+    decodeWorkers: flags.value('decode-workers'),
+    transferMs: flags.value('transfer-ms'),
+    transferMsPerThousandTokens: flags.value('transfer-ms-per-1k'),
+    rule: {
+      localPrefillTokens: flags.value('local-prefill-tokens'),
+      localPrefillShare: flags.value('local-prefill-share'),
+    },
   };
 }
 

@@ -45,6 +45,8 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
  * - `FLEETROUTE_METRICS_MISSING`, `FLEETROUTE_METRICS_TOO_LARGE` (warn, the HTTP transport): a
  *   worker's load cannot be read (its `HttpTransportWarningCode`, prefixed).
  * - `FLEETROUTE_ANSWER_BROKE` (warn, the OpenAI front): a worker's answer broke off midway.
+ * - `FLEETROUTE_DISAGG_FALLBACK` (warn, the OpenAI front): a disaggregated request found no
+ *   prefill worker, and was failed or sent to its decode worker alone (`disaggregation.fallback`).
  *
  * @example
  * ```ts
@@ -66,7 +68,8 @@ export type WarningCode =
   | 'FLEETROUTE_SHARED_STATE_DEGRADED'
   | 'FLEETROUTE_METRICS_MISSING'
   | 'FLEETROUTE_METRICS_TOO_LARGE'
-  | 'FLEETROUTE_ANSWER_BROKE';
+  | 'FLEETROUTE_ANSWER_BROKE'
+  | 'FLEETROUTE_DISAGG_FALLBACK';
 
 /** @internal `value` as a logger: an object whose given level methods are functions. */
 export function readLogger(field: string, value: unknown): Logger | undefined {

@@ -1,7 +1,9 @@
 /**
  * `ForwardedCall`: one OpenAI request carried to the workers through `Router.execute` — each
  * attempt a `fetch` to one worker, the answer committed to the client only once a worker answered
- * with a status that is not a failure, and streamed from then on.
+ * with a status that is not a failure, and streamed from then on. For a model served by prefill
+ * and decode workers, each attempt is a decode leg that runs its prefill leg first or alongside
+ * (`DisaggregatedLegs`), a client's abort held back during the hand-off (`HandoffGuard`).
  *
  * @module
  * @internal
@@ -9,14 +11,17 @@
 import { AbortScope } from '../core/abort.js';
 import { FleetRouteError } from '../core/errors.js';
 import { log } from '../core/logger.js';
+import { requestTokens } from '../policies/least-load/score.js';
 import type { SelectRequest } from '../policies/policy.js';
 import type { AttemptContext } from '../router/retry-decision.js';
 import { dataParallelHint } from '../workers/data-parallel.js';
 import type { Worker } from '../workers/worker.js';
 import { watchAnswer } from './answer-watch.js';
 import { readBounded } from './bytes.js';
+import { DisaggregatedLegs, LegAnswer, type LegHost, withRoom } from './disaggregated-legs.js';
 import { type HeaderRecord, relayedHeaders } from './forwarded-headers.js';
 import { errorAnswer, type FrontAnswer } from './front-answer.js';
+import { HandoffGuard } from './handoff-guard.js';
 import type { ResolvedOpenAIHandlerOptions } from './openai-handler-options.js';
 import { UpstreamAnswer } from './upstream-answer.js';
 
@@ -68,6 +73,12 @@ export class ForwardedCall {
   #answered = false;
   /** The body with the priority written in, per runtime (`forwardPriority`). */
   readonly #prioritised = new Map<string, OutgoingBody>();
+  /** A disaggregated call's legs; `undefined` for a single request. */
+  readonly #legs: DisaggregatedLegs | undefined;
+  /** What holds a client's abort back during a hand-off (a disaggregated call). */
+  readonly #guard: HandoffGuard | undefined;
+  /** The request as the router routes it (its decode leg, for a disaggregated call). */
+  readonly #request: SelectRequest;
 
   constructor(
     options: ResolvedOpenAIHandlerOptions,
@@ -77,6 +88,7 @@ export class ForwardedCall {
     headers: HeaderRecord,
     signal: AbortSignal | undefined,
     abort: ((reason?: unknown) => void) | undefined,
+    disaggregated = false,
   ) {
     this.#o = options;
     this.#path = path;
@@ -92,6 +104,23 @@ export class ForwardedCall {
       this.#signal = scope.signal;
       this.#abort = (reason) => scope.abort(reason);
     }
+    this.#request = disaggregated ? { ...select, leg: 'decode' } : select;
+    if (!disaggregated) return;
+    const guard = new HandoffGuard(this.#signal, options.disaggregation.handoffTimeoutMs);
+    this.#guard = guard;
+    const host: LegHost = {
+      options,
+      path,
+      request: this.#request,
+      value: body.value,
+      guard,
+      clip,
+      headersFor: (worker) => this.#headersFor(worker),
+      bodyFor: (worker, attempt) => this.#bodyFor(worker, attempt),
+      legBody: (worker, attempt, extra, omit, room) =>
+        this.#legBody(worker, attempt, extra, omit, room),
+    };
+    this.#legs = new DisaggregatedLegs(host, requestTokens(select, 0));
   }
 
   /** @returns the client's answer (never rejects). */
@@ -103,9 +132,9 @@ export class ForwardedCall {
       };
       this.#o.router
         .execute<FailedAttempt | RelayedAttempt>(
-          this.#select,
+          this.#request,
           (worker, context) => this.#attempt(worker, context),
-          { signal: this.#signal },
+          { signal: this.#guard?.signal ?? this.#signal },
         )
         .then(
           (last) => {
@@ -115,18 +144,24 @@ export class ForwardedCall {
             if (!this.#answered) resolve(this.#failure(error));
           },
         )
-        .finally(() => this.#scope?.dispose());
+        .finally(() => {
+          this.#scope?.dispose();
+          this.#guard?.dispose();
+        });
     });
   }
 
   /** One attempt: a failure status is returned (bounded body) for `execute` to retry elsewhere. */
   async #attempt(worker: Worker, context: AttemptContext): Promise<FailedAttempt | RelayedAttempt> {
-    const response = await this.#o.fetch(`${worker.baseUrl}${this.#path}`, {
-      method: 'POST',
-      headers: this.#headersFor(worker),
-      body: this.#bodyFor(worker, context.attempt),
-      signal: context.signal,
-    });
+    const response =
+      this.#legs !== undefined
+        ? await this.#legs.decode(worker, context)
+        : await this.#o.fetch(`${worker.baseUrl}${this.#path}`, {
+            method: 'POST',
+            headers: this.#headersFor(worker),
+            body: this.#bodyFor(worker, context.attempt),
+            signal: context.signal,
+          });
     if (worker.circuitBreaker.config.failureStatuses.includes(response.status)) {
       const body = (await readBounded(response.body, this.#o.maxErrorBodyBytes, 'cut'))!;
       return { status: response.status, headers: response.headers, body };
@@ -140,9 +175,10 @@ export class ForwardedCall {
     if (this.#o.workerHeader !== undefined) headers[this.#o.workerHeader] = worker.url;
     const commit = this.#committed!;
     const status = response.status;
-    if (this.#signal.aborted) {
+    const signal = this.#guard?.signal ?? this.#signal;
+    if (signal.aborted) {
       response.body?.cancel().catch(() => {});
-      return Promise.reject(this.#signal.reason);
+      return Promise.reject(signal.reason);
     }
     if (response.body === null) {
       context.firstToken();
@@ -205,17 +241,48 @@ export class ForwardedCall {
   }
 
   #bodyFor(worker: Worker, attempt: number): Uint8Array {
-    const rewrite = this.#o.rewriteBody;
     const body = this.#withRank(worker, this.#withPriority(worker));
-    if (rewrite === undefined) return body.bytes;
-    const rewritten = rewrite(body.value, { worker, path: this.#path, attempt });
-    if (rewritten === undefined) return body.bytes;
+    const rewritten = this.#rewritten(worker, attempt, body.value);
+    return rewritten === undefined ? body.bytes : encoder.encode(JSON.stringify(rewritten));
+  }
+
+  /**
+   * The body of one leg of a disaggregated request to `worker`: as a single request's, with
+   * `extra` written in and `omit` left out, then rewritten (`rewriteBody`), then with
+   * `bootstrap_room` spliced in as an exact integer.
+   */
+  #legBody(
+    worker: Worker,
+    attempt: number,
+    extra: Readonly<Record<string, unknown>>,
+    omit: string | undefined,
+    room: bigint | undefined,
+  ): Uint8Array {
+    const value: Record<string, unknown> = {
+      ...this.#withRank(worker, this.#withPriority(worker)).value,
+      ...extra,
+    };
+    if (omit !== undefined) delete value[omit];
+    const json = JSON.stringify(this.#rewritten(worker, attempt, value) ?? value);
+    return encoder.encode(room === undefined ? json : withRoom(json, room));
+  }
+
+  /** `value` as `rewriteBody` rewrites it; `undefined` when nothing does. */
+  #rewritten(
+    worker: Worker,
+    attempt: number,
+    value: Readonly<Record<string, unknown>>,
+  ): Record<string, unknown> | undefined {
+    const rewrite = this.#o.rewriteBody;
+    if (rewrite === undefined) return undefined;
+    const rewritten = rewrite(value, { worker, path: this.#path, attempt });
+    if (rewritten === undefined) return undefined;
     if (typeof rewritten !== 'object' || rewritten === null)
       throw new FleetRouteError(
         'INVALID_ARGUMENT',
         'createOpenAIHandler.rewriteBody must return an object or undefined',
       );
-    return encoder.encode(JSON.stringify(rewritten));
+    return rewritten;
   }
 
   /**
@@ -261,6 +328,7 @@ export class ForwardedCall {
 
   /** Why the call failed, as the client is told it. */
   #failure(error: unknown): FrontAnswer {
+    if (error instanceof LegAnswer) return error.answer;
     if (this.#signal.aborted)
       return errorAnswer(499, 'the client closed the request', 'client_closed');
     if (FleetRouteError.is(error, 'NO_WORKER')) {

@@ -6,6 +6,7 @@
  * @module
  */
 export { createOpenAIHandler, type OpenAIHandler } from './create-openai-handler.js';
+export type { DisaggregationOptions } from './disaggregation-options.js';
 export { openAIFastify } from './fastify-plugin.js';
 export {
   createOpenAINodeHandler,

@@ -124,7 +124,21 @@ export class OpenAIFront {
       headers,
       call.signal,
       call.abort,
+      COMPLETIONS.has(path) && this.#disaggregated(select.model),
     ).run();
+  }
+
+  /**
+   * Whether `model`'s requests run disaggregated: the registry holds a prefill worker and a
+   * decode worker for it (in any state). Its regular workers, if any, then serve none of them.
+   * O(1) (cached lists).
+   */
+  #disaggregated(model: string | undefined): boolean {
+    const registry = this.#o.router.registry;
+    return (
+      registry.getByModel(model, 'prefill').length > 0 &&
+      registry.getByModel(model, 'decode').length > 0
+    );
   }
 
   /**

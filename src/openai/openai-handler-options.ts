@@ -11,6 +11,11 @@ import { fail, readBoolean, readString } from '../core/options.js';
 import type { Router } from '../router/router.js';
 import type { Worker } from '../workers/worker.js';
 import {
+  type DisaggregationOptions,
+  type ResolvedDisaggregationOptions,
+  resolveDisaggregationOptions,
+} from './disaggregation-options.js';
+import {
   type OpenAIRequestOptions,
   type ResolvedOpenAIRequestOptions,
   resolveOpenAIRequestOptions,
@@ -127,10 +132,18 @@ export interface OpenAIHandlerOptions {
   readonly fetch?: OpenAIFetch;
   /**
    * Where the handler says what went wrong on its side (a hook that threw, an answer that broke
-   * midway): `logger.warn(fields, message)`. pino, bunyan and `console` fit.
+   * midway, a disaggregation fallback): `logger.warn(fields, message)`. pino, bunyan and
+   * `console` fit.
    * @defaultValue none (process warnings)
    */
   readonly logger?: Logger;
+  /**
+   * How a completion for a model that has prefill and decode workers runs its two legs: the
+   * fallback when no prefill worker is available, conditional disaggregation, SGLang's default
+   * bootstrap port (see {@link DisaggregationOptions}).
+   * @defaultValue `DisaggregationOptions`' defaults
+   */
+  readonly disaggregation?: DisaggregationOptions;
 }
 
 /** @internal The options resolved. */
@@ -149,6 +162,7 @@ export interface ResolvedOpenAIHandlerOptions {
   readonly forwardPriority: boolean;
   readonly fetch: OpenAIFetch;
   readonly logger: Logger | undefined;
+  readonly disaggregation: ResolvedDisaggregationOptions;
 }
 
 /** The routes every handler serves. */
@@ -192,6 +206,11 @@ export const OPENAI_HANDLER_OPTIONS = new OptionTable(
       undefined,
       (field, value) => readLogger(field, value),
       'none',
+    ),
+    disaggregation: custom<ResolvedDisaggregationOptions>(
+      resolveDisaggregationOptions(undefined),
+      (_field, value) => resolveDisaggregationOptions(value),
+      "`DisaggregationOptions`' defaults",
     ),
   },
   ['router'],

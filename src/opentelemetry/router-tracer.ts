@@ -173,6 +173,7 @@ export class RouterTracer implements RouterTracing {
     const traced: TracedAttemptContext = {
       signal: context.signal,
       attempt: context.attempt,
+      matched: context.matched,
       ...this.#tokenHooks(state, context, end),
       headers,
     };

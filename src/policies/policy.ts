@@ -42,7 +42,11 @@ export interface SelectRequest {
   readonly headers?: RequestHeaders;
   /** Explicit routing key (sessions, users); wins over the routing-key header. */
   readonly routingKey?: string;
-  /** The leg being routed; set by `selectPair`. @defaultValue 'single' */
+  /**
+   * The leg being routed: set by `selectPair`; given to `Router.execute` or `select`, it routes
+   * that leg among the model's workers of its type with the router's `prefillPolicy` /
+   * `decodePolicy`. @defaultValue 'single'
+   */
   readonly leg?: RequestLeg;
   /** A ring over the candidates (for example `registry.getHashRing(model)`), saving a rebuild. */
   readonly ring?: HashRing;

@@ -48,6 +48,8 @@ export class WorkerIndex {
   readonly #modelArrays = new Map<string, readonly Worker[]>();
   readonly #typeArrays = new Map<WorkerType, readonly Worker[]>();
   readonly #connectionArrays = new Map<ConnectionMode, readonly Worker[]>();
+  /** Per cached list, its workers of each type (`byModelAndType`), gone with the list. */
+  readonly #typed = new WeakMap<readonly Worker[], Map<WorkerType, readonly Worker[]>>();
 
   /** In-flight totals: every worker, the wildcard workers, each explicitly served model. */
   readonly #allLoad = new LoadCounter();
@@ -113,6 +115,27 @@ export class WorkerIndex {
 
   byType(type: WorkerType): readonly Worker[] {
     return grouped(this.#typeArrays, this.#byType, type);
+  }
+
+  /**
+   * The workers of `type` in `byModel(model)` (every worker's list when `model` is undefined):
+   * filtered once per list, kept as long as the list is; the list itself when all are of `type`.
+   */
+  byModelAndType(model: string | undefined, type: WorkerType): readonly Worker[] {
+    const source = model === undefined ? this.all() : this.byModel(model);
+    let views = this.#typed.get(source);
+    if (views === undefined) {
+      views = new Map();
+      this.#typed.set(source, views);
+    }
+    let workers = views.get(type);
+    if (workers === undefined) {
+      const typed = source.filter((w) => w.type === type);
+      workers =
+        typed.length === source.length ? source : typed.length === 0 ? EMPTY_WORKERS : typed;
+      views.set(type, workers);
+    }
+    return workers;
   }
 
   byConnection(connection: ConnectionMode): readonly Worker[] {

@@ -269,13 +269,18 @@ export class WorkerRegistry {
 
   /**
    * Workers that serve `model` (those naming it, then wildcard workers); every worker when
-   * `model` is absent, `''` or `'*'`. An unknown model gets the wildcard workers only.
+   * `model` is absent, `''` or `'*'`. An unknown model gets the wildcard workers only. Every
+   * worker type is listed unless `type` is given: then only the workers of that type.
    *
-   * @returns a shared read-only array, the same object until that model's membership changes. O(1) when
-   *   cached, no allocation.
+   * @returns a shared read-only array, the same object until that model's membership changes.
+   *   O(1) when cached, no allocation (a `type` list is filtered once per membership).
+   * @throws {@link FleetRouteError} `INVALID_ARGUMENT` for a `type` that is no worker type.
    */
-  getByModel(model?: string): readonly Worker[] {
-    return isWildcardModel(model) ? this.#index.all() : this.#index.byModel(model as string);
+  getByModel(model?: string, type?: WorkerType): readonly Worker[] {
+    const m = isWildcardModel(model) ? undefined : (model as string);
+    if (type === undefined) return m === undefined ? this.#index.all() : this.#index.byModel(m);
+    if (!WORKER_TYPES.includes(type)) fail('type', `one of ${WORKER_TYPES.join(', ')}`, type);
+    return this.#index.byModelAndType(m, type);
   }
 
   /** @returns the workers of one type (shared, cached). */

@@ -119,12 +119,15 @@ export class AdmissionGate {
   /**
    * The workers a pick for `request` leaves out: `tried`, and the pool's workers that are full
    * while others have room — a policy never sends an admitted request to a full worker when one
-   * with room exists. Cost: O(candidates); a new set only when some worker is full.
+   * with room exists. Not for a prefill or decode leg: the pool spans every worker type, and
+   * leaving its full workers out could leave a leg none of its own type. Cost: O(candidates); a
+   * new set only when some worker is full.
    */
   exclude(
     request: SelectRequest,
     tried: ReadonlySet<Worker> | undefined,
   ): ReadonlySet<Worker> | undefined {
+    if (request.leg === 'prefill' || request.leg === 'decode') return tried;
     const model = typeof request.model === 'string' ? request.model : undefined;
     const full = this.#admission.fullWorkers(model, tried);
     if (full === undefined) return tried;

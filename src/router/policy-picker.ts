@@ -1,12 +1,14 @@
 /**
- * `PolicyPicker`: which policy routes a request — its model's, else the router's — over which
- * candidates: the registry's list for the model, and on a retry that list without the workers
+ * `PolicyPicker`: which policy routes a request — its model's, else the router's; a prefill or
+ * decode leg's, `prefillPolicy` / `decodePolicy` — over which candidates: the registry's list for
+ * the model (of the leg's worker type, for a leg), and on a retry that list without the workers
  * tried. The pick is timed into a `decision` event when someone listens, and told to the shared
  * state.
  *
  * @module
  * @internal
  */
+import type { NoWorkerReason } from '../core/errors.js';
 import type { Policy, SelectRequest } from '../policies/policy.js';
 import { type PrefillCharge, prefillChargeOf } from '../policies/prefill-charge.js';
 import { chargePrefill, type Worker, type WorkerLease } from '../workers/worker.js';
@@ -23,6 +25,7 @@ export class PolicyPicker {
   readonly #events: RouterEvents;
   /** What the last pick's policy predicted for it, until the lease on it is taken. */
   #charge: PrefillCharge | undefined;
+  #matched: number | undefined;
 
   constructor(options: ResolvedRouterOptions, events: RouterEvents) {
     this.#o = options;
@@ -42,9 +45,16 @@ export class PolicyPicker {
   ): Worker | undefined {
     const registry = this.#o.registry;
     const model = typeof request.model === 'string' ? request.model : undefined;
-    const policy =
-      (model === undefined ? undefined : this.#o.policies.get(model)) ?? this.#o.policy;
-    const worker = this.#pickWith(policy, model, registry, request, exclude, attempt);
+    const policy = this.policyOf(request);
+    const leg = legOf(request);
+    const worker =
+      leg === undefined
+        ? this.#pickWith(policy, model, registry, request, exclude, attempt)
+        : this.#pickLeg(policy, model, registry.getByModel(model, leg), request, exclude, attempt);
+    // Asked only for a decode leg (conditional disaggregation reads it): else never, so a
+    // router nobody observes never asks its policies to explain.
+    this.#matched =
+      worker === undefined || leg !== 'decode' ? undefined : policy.explain?.()?.matched;
     const charge = worker === undefined ? undefined : prefillChargeOf(policy);
     this.#charge = charge?.worker === worker ? charge : undefined;
     if (worker !== undefined && this.#o.shared !== undefined)
@@ -64,16 +74,62 @@ export class PolicyPicker {
       chargePrefill(lease, charge.tokens, charge.ahead, charge.clock, charge.priorPerMs);
   }
 
-  /** The policy of `request.model`, else the default policy. */
+  /**
+   * For a decode leg, the share of the prompt (0 … 1) the last pick's policy matched on the
+   * worker it picked (`explain().matched`); `undefined` for other requests, when it keeps no
+   * such knowledge, or when it picked nothing.
+   */
+  get matched(): number | undefined {
+    return this.#matched;
+  }
+
+  /**
+   * The policy of a `prefill` / `decode` leg (`prefillPolicy` / `decodePolicy`); else the policy
+   * of `request.model`, else the default policy.
+   */
   policyOf(request: SelectRequest): Policy {
+    const leg = legOf(request);
+    if (leg !== undefined) return leg === 'prefill' ? this.#o.prefillPolicy : this.#o.decodePolicy;
     const model = typeof request.model === 'string' ? request.model : undefined;
     return (model === undefined ? undefined : this.#o.policies.get(model)) ?? this.#o.policy;
+  }
+
+  /**
+   * Why no worker was available for `request`: `unknown_model` when no registered worker (of
+   * its leg's type, for a leg) serves its model (wildcard workers serve every model), else
+   * `unavailable`. O(1).
+   */
+  noWorkerReason(request: SelectRequest): NoWorkerReason {
+    const model = typeof request.model === 'string' ? request.model : undefined;
+    const leg = legOf(request);
+    const workers = this.#o.registry.getByModel(model, leg);
+    return workers.length === 0 ? 'unknown_model' : 'unavailable';
   }
 
   /** Every policy of the router, each once: the default, the models', prefill and decode. */
   all(): Policy[] {
     const o = this.#o;
     return [...new Set([o.policy, ...o.policies.values(), o.prefillPolicy, o.decodePolicy])];
+  }
+
+  /**
+   * A leg's pick: among the model's workers of the leg's type, without the tried ones, and
+   * without a ring (the registry's covers every type; a leg's policy keeps its own).
+   */
+  #pickLeg(
+    policy: Policy,
+    model: string | undefined,
+    workers: readonly Worker[],
+    request: SelectRequest,
+    exclude: ReadonlySet<Worker> | undefined,
+    attempt: number,
+  ): Worker | undefined {
+    const candidates =
+      exclude !== undefined && exclude.size > 0 ? workers.filter((w) => !exclude.has(w)) : workers;
+    const req = request.ring === undefined ? request : withoutRing(request);
+    const events = this.#events;
+    if (events.listening.decision === 0) return policy.select(candidates, req);
+    return events.decide(policy, candidates, req, model, attempt);
   }
 
   #pickWith(
@@ -95,4 +151,15 @@ export class PolicyPicker {
     if (events.listening.decision === 0) return policy.select(candidates, req);
     return events.decide(policy, candidates, req, model, attempt);
   }
+}
+
+/** The leg of a `prefill` / `decode` request; `undefined` for a single request (any other). */
+function legOf(request: SelectRequest): 'prefill' | 'decode' | undefined {
+  const leg = request.leg;
+  return leg === 'prefill' || leg === 'decode' ? leg : undefined;
+}
+
+function withoutRing(request: SelectRequest): SelectRequest {
+  const { ring: _ring, ...rest } = request;
+  return rest;
 }

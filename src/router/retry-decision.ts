@@ -23,6 +23,13 @@ export interface AttemptContext {
   /** 1 for the first attempt. */
   readonly attempt: number;
   /**
+   * On a decode leg (`request.leg: 'decode'`): the share of the prompt (0 … 1) that the policy
+   * which picked this attempt's worker believed that worker holds in its prefix cache (its
+   * `explain().matched`, such as `cache_aware`'s). `undefined` on other requests, and when the
+   * policy keeps no such knowledge.
+   */
+  readonly matched?: number | undefined;
+  /**
    * Call when this attempt's first output token arrives (for a streaming response, its first
    * chunk of generated text): the worker's {@link Worker.prefilling} count goes down now rather
    * than when `send` settles, so load-aware policies see that it is past prefill. Optional;

@@ -67,6 +67,8 @@ export interface RetryObserver {
 export interface RetryHost {
   /** The policy of `request`'s model over its workers, without the `tried` ones. */
   pick(request: SelectRequest, tried: ReadonlySet<Worker>): Worker | undefined;
+  /** The share of the prompt the last pick's policy matched on the worker it picked. */
+  matched?(): number | undefined;
   /** A lease on `worker`. */
   lease(worker: Worker): WorkerLease;
   /** Counts one attempt made, one retry scheduled, or one call that found no worker at all. */
@@ -202,11 +204,13 @@ export class RetryLoop<T> {
 
   async #try(worker: Worker, attempt: number, started = 0): Promise<Attempted<T>> {
     const { request, send, signal } = this.#call;
+    // Read before anything else can pick: it describes this attempt's pick.
+    const matched = this.#host.matched?.();
     const lease = this.#host.lease(worker);
     this.#call.admitted?.release();
     this.#host.count('attempts');
     try {
-      const context = this.#context(worker, attempt, lease, started);
+      const context = this.#context(worker, attempt, lease, started, matched);
       const value = await untilAborted(Promise.resolve(send(worker, context)), signal);
       const status = statusOf(value);
       if (status === undefined || !worker.circuitBreaker.config.failureStatuses.includes(status)) {
@@ -234,20 +238,27 @@ export class RetryLoop<T> {
    * What `send` gets. Unobserved, `usage` is a shared no-op; observed, `firstToken` and `usage`
    * report to the observer once each per attempt (its first call, its first valid report).
    */
-  #context(worker: Worker, attempt: number, lease: WorkerLease, started: number): AttemptContext {
+  #context(
+    worker: Worker,
+    attempt: number,
+    lease: WorkerLease,
+    started: number,
+    matched: number | undefined,
+  ): AttemptContext {
     const { signal } = this.#call;
     const observer = this.#observer;
     if (observer === undefined) {
       const firstToken = (): void => {
         lease.firstToken();
       };
-      return { signal, attempt, firstToken, usage: ignoreUsage };
+      return { signal, attempt, matched, firstToken, usage: ignoreUsage };
     }
     let tokened = false;
     let counted = false;
     return {
       signal,
       attempt,
+      matched,
       firstToken: () => {
         lease.firstToken();
         if (tokened) return;

@@ -5,7 +5,7 @@
  * @module
  */
 import { AbortScopes } from '../core/abort.js';
-import { FleetRouteError, type NoWorkerReason } from '../core/errors.js';
+import { FleetRouteError } from '../core/errors.js';
 import { KeepAlive } from '../core/keep-alive.js';
 import { log } from '../core/logger.js';
 import { fail } from '../core/options.js';
@@ -181,9 +181,10 @@ export class Router {
     this.#retryHost = {
       pick: (request, tried) =>
         picker.pick(request, this.#gate?.exclude(request, tried) ?? tried, tried.size + 1),
+      matched: () => picker.matched,
       lease: (worker) => this.#lease(worker),
       count: (what) => this.#counters.count(what),
-      noWorkerReason: (request) => this.#noWorkerReason(request),
+      noWorkerReason: (request) => this.#picker.noWorkerReason(request),
       random: o.random,
       shouldRetry: o.shouldRetry,
       onRetry: o.onRetry,
@@ -349,7 +350,7 @@ export class Router {
     if (worker === undefined) {
       this.#counters.noWorker++;
       const events = this.#events;
-      if (events.listening.noWorker !== 0) events.noWorker(req, this.#noWorkerReason(req));
+      if (events.listening.noWorker !== 0) events.noWorker(req, this.#picker.noWorkerReason(req));
       return undefined;
     }
     return this.#lease(worker);
@@ -407,7 +408,11 @@ export class Router {
   }
 
   /**
-   * Sends a request with retries. Each attempt picks a worker not tried yet, calls
+   * Sends a request with retries. A request with `leg: 'prefill'` or `'decode'` is one leg of a
+   * disaggregated request: it is routed by `prefillPolicy` / `decodePolicy` among the model's
+   * workers of that type (`registry.getByModel(model, leg)`), and otherwise like any request
+   * (`select` does the same), but a prefill leg never waits for admission (it runs within its
+   * request's admitted decode leg). Each attempt picks a worker not tried yet, calls
    * `send(worker, { signal, attempt })`, and releases the lease with the outcome: a thrown error
    * is a failed attempt; a returned value with a numeric `status` is an HTTP outcome, a failure
    * when the status is in the worker's breaker `failureStatuses`. A success is returned at once.
@@ -459,7 +464,8 @@ export class Router {
       }
       // Released by the loop once its first attempt holds a lease, or below.
       // No admission, or room now: no wait, the first attempt starts in this same turn.
-      const waited = this.#gate?.wait(req, scope.signal);
+      // A prefill leg runs inside its admitted decode leg: waiting again could deadlock.
+      const waited = req.leg === 'prefill' ? undefined : this.#gate?.wait(req, scope.signal);
       admitted = waited instanceof Promise ? await waited : waited;
       const config = this.#retryConfigs.of(req);
       const call = { request: req, send, config, signal: scope.signal, admitted };
@@ -541,15 +547,6 @@ export class Router {
     }
     this.#events.loadsPolled(reports, round);
     this.#gate?.updateLoads(reports);
-  }
-
-  /**
-   * Why no worker was available for `request`: `unknown_model` when no registered worker serves
-   * its model (wildcard workers serve every model), else `unavailable`. O(1).
-   */
-  #noWorkerReason(request: SelectRequest): NoWorkerReason {
-    const model = typeof request.model === 'string' ? request.model : undefined;
-    return this.#o.registry.getByModel(model).length === 0 ? 'unknown_model' : 'unavailable';
   }
 
   #handle(event: WorkerEvent): void {

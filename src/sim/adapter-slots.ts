@@ -6,8 +6,6 @@
  * @internal
  */
 
-import type { AdapterLoads } from './result.js';
-
 /** @internal What {@link AdapterSlots.acquire} did. */
 export type SlotOutcome = 'resident' | 'loaded' | 'full';
 
@@ -96,15 +94,4 @@ export class AdapterSlots {
   restart(): void {
     for (const [name, count] of this.#loaded) if (count === 0) this.#loaded.delete(name);
   }
-}
-
-/** @internal The adapter loads of `slots` (one per engine, in worker order). O(workers). */
-export function adapterLoadsOf(slots: readonly AdapterSlots[]): AdapterLoads {
-  const perWorker = slots.map((s) => s.loads);
-  return {
-    loads: perWorker.reduce((sum, n) => sum + n, 0),
-    perWorker,
-    maxPerWorker: perWorker.length === 0 ? 0 : Math.max(...perWorker),
-    minPerWorker: perWorker.length === 0 ? 0 : Math.min(...perWorker),
-  };
 }

@@ -14,6 +14,11 @@ import { type ArrivalProcess, describeArrivals } from './arrivals.js';
 import { fleetCapacity } from './capacity.js';
 import { ceilingHitRate } from './ceiling.js';
 import type { CompareJob } from './compare-job.js';
+import {
+  type DisaggregationMode,
+  resolveSimDisaggregation,
+  type SimDisaggregation,
+} from './disaggregation.js';
 import type { FleetModelOptions } from './fleet-model.js';
 import { ORACLE } from './oracle.js';
 import { runJobs } from './parallel-runs.js';
@@ -123,10 +128,30 @@ export interface CompareOptions
   readonly threads?: number;
   /**
    * Also run the greedy oracle ({@link Comparison.oracle}): one more simulation, routed greedily
-   * with perfect knowledge of every engine's cache and queue — a reference, not a bound.
+   * with perfect knowledge of every engine's cache and queue — a reference, not a bound. It
+   * models a fleet of regular workers, so it does not run with `disaggregation`.
    * @defaultValue true
    */
   readonly oracle?: boolean;
+  /**
+   * Run every policy on a prefill/decode-disaggregated fleet
+   * ({@link SimulationOptions.disaggregation}); `mode: 'both'` runs each policy twice, always
+   * disaggregated (row suffixed `+always`) and conditionally (`+conditional`), so the table shows
+   * what the conditional rule changes. The capacity behind `load` is then that of a regular fleet
+   * of as many workers as the two pools.
+   * @defaultValue none: a fleet of regular workers
+   */
+  readonly disaggregation?: CompareDisaggregation;
+}
+
+/**
+ * {@link CompareOptions.disaggregation}: {@link SimDisaggregation}, whose `mode` may also be
+ * `'both'`.
+ *
+ * @public
+ */
+export interface CompareDisaggregation extends Omit<SimDisaggregation, 'mode'> {
+  readonly mode?: DisaggregationMode | 'both';
 }
 
 /**
@@ -136,7 +161,14 @@ export interface CompareOptions
  */
 type RunOption = Exclude<
   keyof CompareOptions & keyof SimulationOptions,
-  'workload' | 'fleet' | 'arrivals' | 'kvEvents' | 'sharedState' | 'onProgress' | 'adapterAware'
+  | 'workload'
+  | 'fleet'
+  | 'arrivals'
+  | 'kvEvents'
+  | 'sharedState'
+  | 'onProgress'
+  | 'disaggregation'
+  | 'adapterAware'
 >;
 
 /** Every {@link RunOption}: the compiler checks that none is missing or extra. */
@@ -197,6 +229,8 @@ interface Variant {
   readonly routers: number | undefined;
   readonly label: string;
   readonly shared: boolean;
+  /** With disaggregation: the mode of this run (else the one mode asked for). */
+  readonly mode?: DisaggregationMode;
   /** The `adapterAware` options of a wrapped twin; absent for the policy alone. */
   readonly adapterAware?: Readonly<Record<string, unknown>>;
 }
@@ -281,9 +315,12 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
   const o = readObject('compare options', options);
   const workload = readWorkload(o.workload);
   const policies = readPolicies(o.policies);
-  const fleet = resolveFleetModel(o.fleet as FleetModelOptions | undefined);
+  const pd = readDisaggregation(o.disaggregation);
+  const given = o.fleet as FleetModelOptions | undefined;
+  const fleet = resolveFleetModel(pd === undefined ? given : pd.fleet(given));
   const own = COMPARE_OPTIONS.read(o);
-  const { load, onProgress, oracle, kvEvents } = own;
+  const { load, onProgress, kvEvents } = own;
+  const oracle = own.oracle && pd === undefined;
   const ceiling = ceilingHitRate(workload, fleet.blockSize);
   const capacity = fleetCapacity(workload, fleet, ceiling);
   const traced =
@@ -296,7 +333,12 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
       : resolveArrivals(o.arrivals);
   const sharedState = o.sharedState as string | undefined;
   const passed = pickGiven(o, RUN_OPTIONS);
-  const base = (policy: PolicyName, events: boolean, share = false): SimulationOptions => ({
+  const base = (
+    policy: PolicyName,
+    events: boolean,
+    share = false,
+    mode: DisaggregationMode | undefined = undefined,
+  ): SimulationOptions => ({
     workload,
     policy,
     policyConfig:
@@ -306,6 +348,7 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     ...passed,
     ...(events ? { kvEvents: true } : {}),
     ...(share && sharedState !== undefined ? { sharedState } : {}),
+    ...(pd === undefined ? {} : { disaggregation: { ...pd.options, mode: mode ?? pd.modes[0]! } }),
   });
   // Resolved once without events for the shared settings (routers, seed) and the oracle.
   const shared = resolveSimulationOptions(base(policies[0]!, false), true);
@@ -314,7 +357,10 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     await checkSimStore(sharedState);
   }
   const variants = withAdapterAware(
-    variantsOf(policies, kvEvents, shared.routers, sharedState !== undefined),
+    modeVariants(
+      variantsOf(policies, kvEvents, shared.routers, sharedState !== undefined),
+      pd?.modes,
+    ),
     own.adapterAware,
   );
   const jobs = jobsOf(variants, base, onProgress);
@@ -360,10 +406,53 @@ export async function comparePolicies(options: CompareOptions): Promise<Comparis
     seed: shared.seed,
     ...(kvEvents ? { kvEvents: { delayMs: shared.kvEventDelayMs, loss: shared.kvEventLoss } } : {}),
     ...(shared.engineRestarts > 0 ? { engineRestarts: shared.engineRestarts } : {}),
+    ...(pd === undefined ? {} : { disaggregation: pd.setup }),
     ceiling,
     capacity,
     runs,
     ...(oracle ? { oracle: results[variants.length]! } : {}),
+  };
+}
+
+/** With both disaggregation modes: each variant twice, suffixed `+always` and `+conditional`. */
+function modeVariants(
+  variants: readonly Variant[],
+  modes: readonly DisaggregationMode[] | undefined,
+): readonly Variant[] {
+  if (modes === undefined || modes.length < 2) return variants;
+  return variants.flatMap((v) =>
+    modes.map((mode) => ({ ...v, mode, label: `${v.label}+${mode}` })),
+  );
+}
+
+/**
+ * `disaggregation` checked (as `simulate` checks it, `mode` aside): its options for each run,
+ * the modes to run, what the comparison reports of it, and the fleet of the two pools.
+ */
+function readDisaggregation(value: unknown):
+  | {
+      readonly options: SimDisaggregation;
+      readonly modes: readonly DisaggregationMode[];
+      readonly setup: NonNullable<Comparison['disaggregation']>;
+      fleet(given: FleetModelOptions | undefined): FleetModelOptions;
+    }
+  | undefined {
+  if (value === undefined) return undefined;
+  const { mode, ...rest } = readObject('disaggregation', value);
+  const both = mode === 'both';
+  const resolved = resolveSimDisaggregation(both ? rest : { ...rest, mode });
+  const modes: readonly DisaggregationMode[] = both ? ['always', 'conditional'] : [resolved.mode];
+  const { mode: _mode, decodePolicy: _policy, ...setup } = resolved;
+  const decodePolicy = Object.fromEntries(
+    modes.map((m) => [m, resolveSimDisaggregation({ ...rest, mode: m }).decodePolicy]),
+  );
+  const workers = resolved.prefillWorkers + resolved.decodeWorkers;
+  return {
+    options: rest as SimDisaggregation,
+    modes,
+    setup: { ...setup, modes, decodePolicy },
+    // Each run checks a `workers` given against the pools.
+    fleet: (given) => ({ ...given, workers: given?.workers ?? workers }),
   };
 }
 
@@ -402,7 +491,12 @@ function progressOf(
 /** The jobs of `variants`, each resolved (and so checked) from `base`. O(variants). */
 function jobsOf(
   variants: readonly Variant[],
-  base: (policy: PolicyName, events: boolean, share: boolean) => SimulationOptions,
+  base: (
+    policy: PolicyName,
+    events: boolean,
+    share: boolean,
+    mode: DisaggregationMode | undefined,
+  ) => SimulationOptions,
   onProgress: CompareOptions['onProgress'],
 ): CompareJob[] {
   return variants.map((variant) => ({
@@ -410,7 +504,7 @@ function jobsOf(
     oracle: false,
     plan: resolveSimulationOptions(
       {
-        ...base(variant.policy, variant.kvEvents, variant.shared),
+        ...base(variant.policy, variant.kvEvents, variant.shared, variant.mode),
         ...(variant.routers === undefined ? {} : { routers: variant.routers }),
         ...(variant.adapterAware === undefined ? {} : { adapterAware: variant.adapterAware }),
         ...(onProgress === undefined ? {} : { onProgress: progressOf(onProgress, variant.label) }),

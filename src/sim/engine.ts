@@ -38,6 +38,12 @@ export interface Job {
   readonly sentAt: number;
   /** Opaque handle of the caller (the router's lease), given back at completion. */
   readonly handle: unknown;
+  /**
+   * Whether the prompt's KV cache arrives by transfer (the decode leg of a disaggregated
+   * request): nothing of the prompt is prefilled here, and its first token comes out of the
+   * first step after admission.
+   */
+  readonly loaded: boolean;
   /** Prompt tokens found in the cache at admission. */
   cachedTokens: number;
   prefillLeft: number;
@@ -200,7 +206,8 @@ export class Engine {
    * Queues `request` (the keys of its prompt and answer blocks, as `blockKeys(prompt, blockSize,
    * answer)` gives them, and the caller's `handle`, given back at completion), sent at `now`;
    * starts a step at once if the worker is idle. `tags`: the blocks' tags when the cache is
-   * observed (see {@link Job.tags}).
+   * observed (see {@link Job.tags}). `loaded`: the prompt's KV cache arrives by transfer
+   * (see {@link Job.loaded}).
    */
   submit(
     request: SimRequest,
@@ -208,6 +215,7 @@ export class Engine {
     handle: unknown,
     now: number,
     tags?: Float64Array,
+    loaded = false,
   ): void {
     this.#queued = -1;
     this.#waiting.push({
@@ -217,6 +225,7 @@ export class Engine {
       tags,
       sentAt: now,
       handle,
+      loaded,
       cachedTokens: 0,
       prefillLeft: 0,
       decodeLeft: 0,
@@ -366,7 +375,7 @@ export class Engine {
       for (let i = 0; i < matched; i++) job.pinned.push(job.keys[i]!);
       job.privateBlocks = fresh;
       job.cachedTokens = matched * m.blockSize;
-      job.prefillLeft = request.promptLength - job.cachedTokens;
+      job.prefillLeft = job.loaded ? 0 : request.promptLength - job.cachedTokens;
       this.cachedTokens += job.cachedTokens;
       this.promptTokens += request.promptLength;
       running.push(job);

@@ -11,8 +11,13 @@ export type { ArrivalProcess } from './arrivals.js';
 export { describeArrivals } from './arrivals.js';
 export { fleetCapacity } from './capacity.js';
 export { ceilingHitRate } from './ceiling.js';
-export type { CompareOptions } from './compare.js';
+export type { CompareDisaggregation, CompareOptions } from './compare.js';
 export { comparePolicies, DEFAULT_POLICIES } from './compare.js';
+export type {
+  DisaggregationMode,
+  DisaggregationRun,
+  SimDisaggregation,
+} from './disaggregation.js';
 export type { FleetModel, FleetModelOptions } from './fleet-model.js';
 export { DEFAULT_FLEET_MODEL } from './fleet-model.js';
 export { SeededRandom } from './random.js';

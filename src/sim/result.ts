@@ -3,6 +3,9 @@
  *
  * @module
  */
+import type { DisaggregationRule } from '../policies/conditional-disaggregation.js';
+import type { PolicyName } from '../policies/policy.js';
+import type { DisaggregationMode, DisaggregationRun, SimDisaggregation } from './disaggregation.js';
 import type { FleetModel } from './fleet-model.js';
 
 /** Percentiles of a distribution, in ms. @public */
@@ -114,6 +117,11 @@ export interface PolicyRun {
    */
   readonly adapters?: AdapterLoads;
   /**
+   * With a disaggregated fleet (`SimulationOptions.disaggregation`): what the prefill and decode
+   * legs did. Absent without it.
+   */
+  readonly disaggregation?: DisaggregationRun;
+  /**
    * For trace arrivals: the earliest request `timestamp` (ms, on the trace's clock), subtracted
    * from every timestamp before the speedup so that the first arrival is at simulated time 0.
    * 0 for the other arrival processes and for a trace that starts at 0.
@@ -192,6 +200,16 @@ export interface Comparison {
    * `cache_aware+events`.
    */
   readonly kvEvents?: { readonly delayMs: number; readonly loss: number };
+  /**
+   * With a disaggregated fleet: its pools, transfer cost, decode policy and rule (every field
+   * filled in), and the modes the runs used.
+   */
+  readonly disaggregation?: Required<Omit<SimDisaggregation, 'mode' | 'rule' | 'decodePolicy'>> & {
+    readonly rule: Required<DisaggregationRule>;
+    readonly modes: readonly DisaggregationMode[];
+    /** The decode leg's policy of each mode run. */
+    readonly decodePolicy: Readonly<Partial<Record<DisaggregationMode, PolicyName>>>;
+  };
   /** Engine restarts in every run (see `SimulationOptions.engineRestarts`), when any. */
   readonly engineRestarts?: number;
   /** How the comparison was produced, when the caller recorded it (the CLI does). */

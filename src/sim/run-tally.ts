@@ -79,6 +79,15 @@ export class RunTally {
     }
   }
 
+  /**
+   * A disaggregated request's prefill leg went to `worker` (its decode worker is counted by
+   * {@link onSend}): requests and prompt tokens routed per worker count both legs.
+   */
+  onLeg(worker: number, promptTokens: number): void {
+    this.#routed[worker]!++;
+    this.#tokens[worker]! += promptTokens;
+  }
+
   /** A request arrived at simulated time `now` (arrivals come in time order). */
   onArrival(now: number): void {
     this.#arrivals.push(now);

@@ -15,7 +15,11 @@ import { Router } from '../router/router.js';
 import { SharedState } from '../shared/shared-state.js';
 import type { SharedStore } from '../shared/shared-store.js';
 import { openSimStore } from './sim-store.js';
-import { policyConfigOf, type ResolvedSimulationOptions } from './simulation-options.js';
+import {
+  decodePolicyConfigOf,
+  policyConfigOf,
+  type ResolvedSimulationOptions,
+} from './simulation-options.js';
 
 /** How long a simulated router waits on its store (real ms): long enough never to be missed. */
 const SIM_STORE_WAIT_MS = 120_000;
@@ -34,6 +38,7 @@ export class SimRouters {
   readonly #routers: Router[] = [];
   readonly #registries: WorkerRegistry[] = [];
   readonly #policies: Policy[] = [];
+  readonly #decodePolicies: Policy[] = [];
   readonly #shared: SharedState[] = [];
   #store: SharedStore | undefined;
 
@@ -50,6 +55,14 @@ export class SimRouters {
   /** Every router's policy, in router order (`policies[k]` is `routers[k]`'s). */
   get policies(): readonly Policy[] {
     return this.#policies;
+  }
+
+  /**
+   * With `disaggregation`: every router's decode-leg policy, in router order (its prefill leg's
+   * is `policies[k]`); empty otherwise.
+   */
+  get decodePolicies(): readonly Policy[] {
+    return this.#decodePolicies;
   }
 
   /**
@@ -78,8 +91,20 @@ export class SimRouters {
     for (let k = 0; k < o.routers; k++) {
       const registry = await WorkerRegistry.create({ defaultStatus: 'ready', clock });
       this.#registries.push(registry);
-      for (const url of urls) await registry.register({ url });
+      const d = o.disaggregation;
+      for (let i = 0; i < urls.length; i++) {
+        const url = urls[i]!;
+        // With disaggregation, the prefill pool first, then the decode pool.
+        await registry.register(
+          d === undefined ? { url } : { url, type: i < d.prefillWorkers ? 'prefill' : 'decode' },
+        );
+      }
       const policy = policyOf?.(k) ?? policyOfRouter(o, k, clock);
+      const decodePolicy =
+        d === undefined
+          ? undefined
+          : (createPolicy(d.decodePolicy, decodePolicyConfigOf(o, k, clock) as never) as Policy);
+      if (decodePolicy !== undefined) this.#decodePolicies.push(decodePolicy);
       const store = this.#store;
       const shared =
         store === undefined
@@ -102,6 +127,8 @@ export class SimRouters {
           registry,
           transport: { probe: async () => true },
           policy,
+          // The policy under test routes the prefill leg.
+          ...(decodePolicy === undefined ? {} : { prefillPolicy: policy, decodePolicy }),
           health: false,
           loadPolling: false,
           reportLeakedLeases: false,
@@ -110,6 +137,7 @@ export class SimRouters {
         });
       } catch (error) {
         policy.close?.();
+        decodePolicy?.close?.();
         throw error;
       }
       this.#routers.push(router);

@@ -20,6 +20,11 @@ import { ADAPTER_AWARE_OPTIONS, type AdapterAwareConfig } from '../policies/adap
 import { createPolicy, POLICY_NAMES } from '../policies/create-policy.js';
 import type { Policy, PolicyName } from '../policies/policy.js';
 import type { ArrivalProcess } from './arrivals.js';
+import {
+  type ResolvedSimDisaggregation,
+  resolveSimDisaggregation,
+  type SimDisaggregation,
+} from './disaggregation.js';
 import { FLEET_OPTIONS, type FleetModel, type FleetModelOptions } from './fleet-model.js';
 import { checkBlockSize } from './kv-event-feed.js';
 import type { Workload } from './workload.js';
@@ -163,6 +168,15 @@ export interface SimulationOptions {
    */
   readonly adapterResidency?: boolean;
   /**
+   * Run a prefill/decode-disaggregated fleet: a prefill pool and a decode pool in place of
+   * `fleet.workers` regular workers (which, when given, must equal their sum), a KV transfer
+   * between the legs, and in `'conditional'` mode the rule that lets a decode worker prefill a
+   * mostly cached prompt itself (see {@link SimDisaggregation}). The policy under test routes the
+   * prefill leg. Not with `kvEvents`, `sharedState`, `admission` or `engineRestarts`.
+   * @defaultValue none: a fleet of regular workers
+   */
+  readonly disaggregation?: SimDisaggregation;
+  /**
    * Called as requests complete (about 100 times per run). An error it throws ends the run
    * (every router is closed) and is rethrown as is.
    */
@@ -219,6 +233,11 @@ export const SIMULATION_OPTIONS = new OptionTable(
       (field, value) => readSimAdapterAware(field, value),
       'false',
     ),
+    disaggregation: custom<ResolvedSimDisaggregation | undefined>(
+      undefined,
+      (_field, value) => resolveSimDisaggregation(value),
+      'none: a fleet of regular workers',
+    ),
   },
   'any',
 );
@@ -254,7 +273,7 @@ function readSimAdapterAware(
 }
 
 /** The label of `o`'s runs: the policy's name, wrapped as `adapterAware(<name>)` when it is. */
-export function policyLabelOf(o: ResolvedSimulationOptions): string {
+export function runLabelOf(o: ResolvedSimulationOptions): string {
   return o.adapterAware === undefined ? o.policy : `adapterAware(${o.policy})`;
 }
 
@@ -291,7 +310,7 @@ export function resolveSimulationOptions(
     workload,
     policy: o.policy as PolicyName,
     policyConfig: readObject('policyConfig', o.policyConfig),
-    fleet: FLEET_OPTIONS.read(o.fleet),
+    fleet: fleetOf(FLEET_OPTIONS.read(o.fleet), o.fleet, own),
     arrivals: resolveArrivals(o.arrivals),
     ...own,
   };
@@ -303,12 +322,51 @@ export function resolveSimulationOptions(
 }
 
 /**
+ * The fleet of a run: `fleet`, whose workers are the two pools with `disaggregation`, which
+ * refuses the options it does not model.
+ */
+function fleetOf(
+  fleet: FleetModel,
+  given: unknown,
+  own: Resolved<typeof SIMULATION_OPTIONS.specs>,
+): FleetModel {
+  const d = own.disaggregation;
+  if (d === undefined) return fleet;
+  const workers = d.prefillWorkers + d.decodeWorkers;
+  const asked = (given as FleetModelOptions | undefined)?.workers;
+  if (asked !== undefined && asked !== workers)
+    fail(
+      'fleet.workers',
+      `absent or the disaggregation's prefillWorkers + decodeWorkers (${workers})`,
+      asked,
+    );
+  for (const key of ['kvEvents', 'sharedState', 'admission', 'engineRestarts'] as const) {
+    const value = own[key];
+    if (value !== undefined && value !== false && value !== 0)
+      fail(key, 'off with disaggregation (not modelled for two pools)', value);
+  }
+  return Object.freeze({ ...fleet, workers });
+}
+
+/**
  * @internal The page size of the KV-event block hashes of a run: its policy's `pageSize`
  * (checked by building the policy), else the default page size, cache_aware's.
  */
 export function kvPageSizeOf(o: ResolvedSimulationOptions): number {
   const pageSize = o.policyConfig.pageSize;
   return typeof pageSize === 'number' ? pageSize : DEFAULT_PAGE_SIZE;
+}
+
+/**
+ * @internal The configuration router `k` builds its decode leg's policy with (disaggregated
+ * runs): the policy's defaults, a clock and a seed of its own.
+ */
+export function decodePolicyConfigOf(
+  o: ResolvedSimulationOptions,
+  k: number,
+  clock: () => number,
+): Record<string, unknown> {
+  return { clock, seed: (o.seed * 1_000_003 + k + 0x9e37) >>> 0 };
 }
 
 /** @internal The configuration router `k` builds its policy with: the user's, plus clock and seed. */

@@ -12,8 +12,7 @@ import type { Router } from '../router/router.js';
 import { routerInternals } from '../router/router-internals.js';
 import type { SharedState } from '../shared/shared-state.js';
 import type { WorkerLease } from '../workers/worker.js';
-import { keyByAdapter } from './adapter-keys.js';
-import { adapterLoadsOf } from './adapter-slots.js';
+import { keyByAdapter, withAdapterLoads } from './adapters.js';
 import { AdmissionTally } from './admission-tally.js';
 import { ArrivalSchedule } from './arrival-schedule.js';
 import { blockKeys } from './block-keys.js';
@@ -21,16 +20,13 @@ import { Engine, type EngineHooks, type Job } from './engine.js';
 import { EventQueue } from './event-queue.js';
 import { KvEventFeed } from './kv-event-feed.js';
 import { deliverLoads, LoadPolls } from './load-polls.js';
+import { PdDispatch } from './pd-dispatch.js';
 import { PrecisionProbe } from './precision-probe.js';
 import { LOW_PRIORITY, RequestMix } from './request-mix.js';
 import type { PolicyRun } from './result.js';
 import { RunTally } from './run-tally.js';
 import type { SimRouters } from './sim-routers.js';
-import {
-  kvPageSizeOf,
-  policyLabelOf,
-  type ResolvedSimulationOptions,
-} from './simulation-options.js';
+import { kvPageSizeOf, type ResolvedSimulationOptions, runLabelOf } from './simulation-options.js';
 import { Timeline } from './timeline.js';
 import type { SimRequest } from './workload.js';
 import { promptOf } from './workload-check.js';
@@ -46,6 +42,8 @@ const KV = 4;
 const SYNC = 5;
 /** With admission: the earliest deadline of a router's queue has come. */
 const EXPIRE = 6;
+/** With disaggregation: a KV transfer (its slot) reaches its decode worker. */
+const TRANSFER = 7;
 
 /** Microtask turns a grant takes at most to reach the run (a few; far more means a bug). */
 const SETTLE_TURNS = 1_000;
@@ -120,6 +118,10 @@ export class SimulationRun {
   #expiresAt = Number.POSITIVE_INFINITY;
   /** With admission: an unexpected error of a router's `admit`, rethrown by `run`. */
   #failure: { readonly error: unknown } | undefined;
+  /** With disaggregation: the legs of the requests. */
+  readonly #pd: PdDispatch | undefined;
+  /** With disaggregation: every router's decode-leg policy, in router order. */
+  #decodePolicies: readonly Policy[] = [];
 
   /** Builds the fleet and the arrival schedule of `o`; nothing runs until {@link run}. */
   constructor(o: ResolvedSimulationOptions) {
@@ -136,12 +138,28 @@ export class SimulationRun {
         : {}),
       completed: (job, time) => this.#completedJob(job, time),
     };
-    for (let i = 0; i < model.workers; i++) this.#engines.push(new Engine(i, model, hooks));
+    this.#tally = new RunTally(this.#total, model.workers);
+    this.#pd =
+      o.disaggregation === undefined
+        ? undefined
+        : new PdDispatch(
+            o.disaggregation,
+            {
+              engines: this.#engines,
+              transferAt: (time, slot) => this.#queue.push(time, TRANSFER, slot),
+              completed: (lease, request, sentAt, firstTokenAt, time) =>
+                this.#completedRequest(lease, request, sentAt, firstTokenAt, time),
+            },
+            this.#tally,
+            o,
+            this.urls,
+          );
+    const engineHooks = this.#pd?.hooks(hooks) ?? hooks;
+    for (let i = 0; i < model.workers; i++) this.#engines.push(new Engine(i, model, engineHooks));
     this.#schedule = ArrivalSchedule.of(o.arrivals, o.workload.requests, o.seed);
     this.#nextClosedLoop = o.arrivals.kind === 'closed_loop' ? this.#schedule.size : 0;
     this.#polls = o.loadPollIntervalMs > 0 ? new LoadPolls(o.loadPollIntervalMs) : undefined;
     this.#timeline = new Timeline(model.workers, o.sampleIntervalMs, 3);
-    this.#tally = new RunTally(this.#total, model.workers);
     this.#done = new Uint8Array(this.#total);
     this.#doneAt = new Float64Array(this.#total);
     this.#delayScale = o.arrivals.kind === 'trace' ? 1 / (o.arrivals.speedup ?? 1) : 1;
@@ -163,6 +181,7 @@ export class SimulationRun {
     this.#routers = routers.routers;
     this.#policies = routers.policies;
     this.#shared = routers.shared;
+    this.#decodePolicies = routers.decodePolicies;
     if (this.#admission !== undefined) this.#watchAdmission(routers.routers);
     const queue = this.#queue;
     const o = this.#o;
@@ -226,6 +245,9 @@ export class SimulationRun {
           this.#expiresAt = Number.POSITIVE_INFINITY;
           for (const gate of this.#gates) gate.expire(this.#now);
           break;
+        case TRANSFER:
+          this.#pd!.transferred(event.target, this.#now);
+          break;
       }
       if (this.#admission !== undefined) await this.#settle();
     }
@@ -245,14 +267,14 @@ export class SimulationRun {
 
   /** What the run measured, once {@link run} has returned. O(requests log requests + workers). */
   result(): PolicyRun {
-    let cachedTokens = 0;
-    let promptTokens = 0;
-    for (const engine of this.#engines) {
+    let cachedTokens = this.#pd?.savedTokens ?? 0;
+    let promptTokens = this.#pd?.promptTokens ?? 0;
+    for (const engine of this.#pd === undefined ? this.#engines : []) {
       cachedTokens += engine.cachedTokens;
       promptTokens += engine.promptTokens;
     }
     const run = this.#tally.result({
-      policy: policyLabelOf(this.#o),
+      policy: runLabelOf(this.#o),
       cachedTokens,
       promptTokens,
       precision: this.#precision.value,
@@ -265,12 +287,9 @@ export class SimulationRun {
       eventsProcessed: this.#events,
       timestampOffsetMs: this.#schedule.offsetMs,
     });
-    const withAdapters = this.#o.workload.requests.some((r) => r.adapter !== undefined)
-      ? { ...run, adapters: adapterLoadsOf(this.#engines.map((e) => e.adapters)) }
-      : run;
-    return this.#admission === undefined
-      ? withAdapters
-      : { ...withAdapters, admission: this.#admission.result() };
+    const out = withAdapterLoads(run, this.#o.workload, this.#engines);
+    if (this.#pd !== undefined) return { ...out, disaggregation: this.#pd.result() };
+    return this.#admission === undefined ? out : { ...out, admission: this.#admission.result() };
   }
 
   /** No request is on a worker or about to be sent: nothing changes until the next arrival. */
@@ -284,7 +303,8 @@ export class SimulationRun {
 
   #poll(routers: SimRouters): void {
     if (!this.#busy) return;
-    deliverLoads(routers.policies, this.#engines, this.urls, this.#now, this.#o.adapterResidency);
+    const policies = [...routers.policies, ...this.#decodePolicies];
+    deliverLoads(policies, this.#engines, this.urls, this.#now, this.#o.adapterResidency);
     const next = this.#polls!.advance(this.#idle ? this.#schedule.nextTime : this.#now);
     if (next !== Number.POSITIVE_INFINITY) this.#queue.push(next, POLL, 0);
   }
@@ -332,13 +352,30 @@ export class SimulationRun {
   }
 
   #completedJob(job: Job, time: number): void {
-    (job.handle as WorkerLease).release({ ok: true, status: 200 });
+    this.#completedRequest(
+      job.handle as WorkerLease,
+      job.request,
+      job.sentAt,
+      job.firstTokenAt,
+      time,
+    );
+  }
+
+  /** `request`, sent at `sentAt`, gave its first token at `firstTokenAt` and completed. */
+  #completedRequest(
+    lease: WorkerLease,
+    request: SimRequest,
+    sentAt: number,
+    firstTokenAt: number,
+    time: number,
+  ): void {
+    const { id, outputLength } = request;
+    lease.release({ ok: true, status: 200 });
     this.#inFlight--;
-    const id = job.request.id;
-    const arrivedAt = this.#arrivedAt === undefined ? job.sentAt : this.#arrivedAt[id]!;
-    this.#admission?.onFirstToken(id, job.firstTokenAt - arrivedAt);
-    this.#tally.onComplete(time, arrivedAt, job.firstTokenAt, job.request.outputLength);
-    this.#finish(job.request.id);
+    const arrivedAt = this.#arrivedAt === undefined ? sentAt : this.#arrivedAt[id]!;
+    this.#admission?.onFirstToken(id, firstTokenAt - arrivedAt);
+    this.#tally.onComplete(time, arrivedAt, firstTokenAt, outputLength);
+    this.#finish(id);
   }
 
   #finish(id: number): void {
@@ -427,6 +464,13 @@ export class SimulationRun {
     }
     const k = this.#tally.sent % this.#routers.length;
     const router = this.#routers[k]!;
+    if (this.#pd !== undefined) {
+      const legs = { prefill: this.#policies[k]!, decode: this.#decodePolicies[k]! };
+      const routed = this.#pd.route(id, request, prepared, router, legs, this.#now);
+      if (routed) this.#inFlight++;
+      else this.#finish(id);
+      return;
+    }
     this.#route(id, request, prepared.tokens, k, () => router.select(prepared.select));
   }
 

@@ -17,6 +17,8 @@ interface Column {
   readonly admissionOnly?: boolean;
   /** Shown only when a run served LoRA adapters (`PolicyRun.adapters`). */
   readonly adaptersOnly?: boolean;
+  /** Shown only when a run has disaggregation figures (`--disaggregation`). */
+  readonly pdOnly?: boolean;
 }
 
 const COLUMNS: readonly Column[] = [
@@ -33,6 +35,29 @@ const COLUMNS: readonly Column[] = [
   },
   { header: 'TTFT p50', cell: (r) => ms(r.ttftMs.p50) },
   { header: 'TTFT p99', cell: (r) => ms(r.ttftMs.p99) },
+  { header: 'TTFT mean', cell: (r) => ms(r.ttftMs.mean), pdOnly: true },
+  {
+    header: 'prefill skipped',
+    cell: (r) => {
+      const d = r.disaggregation;
+      return d === undefined ? '—' : `${thousands(d.prefillSkipped)} (${percent(d.skippedShare)})`;
+    },
+    pdOnly: true,
+  },
+  { header: 'transfers', cell: (r) => count(r.disaggregation?.transfers), pdOnly: true },
+  {
+    header: 'tokens moved',
+    cell: (r) => count(r.disaggregation?.tokensTransferred),
+    pdOnly: true,
+  },
+  {
+    header: 'hit P / D',
+    cell: (r) => {
+      const d = r.disaggregation;
+      return d === undefined ? '—' : `${percent(d.prefillHitRate)} / ${percent(d.decodeHitRate)}`;
+    },
+    pdOnly: true,
+  },
   { header: 'req/s', cell: (r) => fixed(r.throughput.requestsPerSecond, 1) },
   { header: 'load max/mean', cell: (r) => fixed(r.load.maxOverMean, 2) },
   { header: 'tokens max/mean', cell: (r) => fixed(r.work.maxOverMean, 2) },
@@ -107,14 +132,20 @@ export function formatComparison(comparison: Comparison): string {
     f.cacheTokens === Number.POSITIVE_INFINITY
       ? 'unbounded prefix cache'
       : `${thousands(f.cacheTokens)}-token prefix cache`;
+  const d = c.disaggregation;
+  const workers =
+    d === undefined
+      ? `${f.workers} workers`
+      : `${d.prefillWorkers} prefill + ${d.decodeWorkers} decode workers`;
   const lines = [
     `workload  ${c.workload.name}: ${c.workload.description} (${thousands(c.workload.requests)} requests)`,
-    `fleet     ${f.workers} workers, ${cache} each, prefill ${thousands(f.prefillTokensPerSecond)} tok/s, decode step ${f.decodeStepMs} ms + ${f.decodeStepPerRequestMs} ms × running`,
+    `fleet     ${workers}, ${cache} each, prefill ${thousands(f.prefillTokensPerSecond)} tok/s, decode step ${f.decodeStepMs} ms + ${f.decodeStepPerRequestMs} ms × running`,
     `arrivals  ${c.arrivals}${c.routers > 1 ? `, ${c.routers} independent routers` : ''}, seed ${c.seed}`,
     `ceiling   ${percent(c.ceiling)} token hit rate (one infinite shared cache); capacity ≈ ${fixed(c.capacity, 1)} req/s`,
   ];
   const events = eventsLine(c);
   if (events !== undefined) lines.push(events);
+  if (d !== undefined) lines.push(`p/d       ${describeDisaggregation(d)}`);
   lines.push('');
   const admission = c.runs.some((run) => run.admission !== undefined);
   const adapters = c.runs.some((run) => run.adapters !== undefined);
@@ -124,11 +155,13 @@ export function formatComparison(comparison: Comparison): string {
       0,
       `adapters  ${f.maxLoras} LoRA slots per worker, ${thousands(f.adapterLoadMs)} ms per adapter load`,
     );
+  const pd = c.runs.some((run) => run.disaggregation !== undefined);
   const columns = COLUMNS.filter(
     (col) =>
       (c.oracle !== undefined || col.oracleOnly !== true) &&
       (admission || col.admissionOnly !== true) &&
-      (adapters || col.adaptersOnly !== true),
+      (adapters || col.adaptersOnly !== true) &&
+      (pd || col.pdOnly !== true),
   );
   const runs = c.oracle === undefined ? c.runs : [...c.runs, c.oracle];
   const rows = runs.map((run) => columns.map((col) => col.cell(run, c)));
@@ -162,6 +195,17 @@ export function eventsLine(c: Comparison): string | undefined {
     `kv events cache_aware: its own tree; cache_aware+events: the engines' KV events, ` +
     `${c.kvEvents.delayMs} ms late${loss}${restarts === '' ? '' : `; ${restarts}`}`
   );
+}
+
+/**
+ * @internal A disaggregated fleet's modes, transfer cost, decode policy and rule, in words
+ * (shared with the HTML report's "Run" section).
+ */
+export function describeDisaggregation(d: NonNullable<Comparison['disaggregation']>): string {
+  const rule = d.modes.includes('conditional')
+    ? `; conditional: the decode worker prefills when fewer than ${thousands(d.rule.localPrefillTokens)} prompt tokens and ${percent(d.rule.localPrefillShare)} of the prompt are uncached there`
+    : '';
+  return `${d.modes.join(' and ')}; KV transfer ${d.transferMs} ms + ${d.transferMsPerThousandTokens} ms per 1,000 tokens; decode leg ${d.modes.map((m) => `${d.decodePolicy[m]}${d.modes.length > 1 ? ` (${m})` : ''}`).join(', ')}${rule}`;
 }
 
 function percent(value: number): string {

@@ -10,9 +10,11 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { ADMISSION_OPTIONS } from '../../src/admission/admission-options.js';
 import { OptionTable } from '../../src/core/option-table.js';
+import { DNS_DISCOVERY_OPTIONS } from '../../src/dns/dns-discovery-options.js';
 import { KV_DECODE_LIMITS } from '../../src/kv-events/batch-decoder.js';
 import { KV_SUBSCRIBER_OPTIONS } from '../../src/kv-events/subscriber-options.js';
 import { KV_TRANSLATOR_OPTIONS } from '../../src/kv-events/translator.js';
+import { DISAGGREGATION_OPTIONS } from '../../src/openai/disaggregation-options.js';
 import { OPENAI_HANDLER_OPTIONS } from '../../src/openai/openai-handler-options.js';
 import { OPENAI_REQUEST_OPTIONS } from '../../src/openai/openai-request.js';
 import { OPENTELEMETRY_OPTIONS } from '../../src/opentelemetry/instrument-router.js';
@@ -42,6 +44,7 @@ import {
   SHARED_STATE_OPTIONS,
 } from '../../src/shared/shared-state-options.js';
 import { COMPARE_OPTIONS } from '../../src/sim/compare.js';
+import { SIM_DISAGGREGATION_OPTIONS } from '../../src/sim/disaggregation.js';
 import { FLEET_OPTIONS } from '../../src/sim/fleet-model.js';
 import { SIMULATION_OPTIONS } from '../../src/sim/simulation-options.js';
 import { AGENT_CONVERSATIONS_OPTIONS } from '../../src/sim/workloads/agent-conversations.js';
@@ -77,8 +80,10 @@ const TABLES = [
   KV_DECODE_LIMITS,
   KV_TRANSLATOR_OPTIONS,
   KV_SUBSCRIBER_OPTIONS,
+  DNS_DISCOVERY_OPTIONS,
   FLEET_OPTIONS,
   SIMULATION_OPTIONS,
+  SIM_DISAGGREGATION_OPTIONS,
   COMPARE_OPTIONS,
   SHARED_PREFIX_OPTIONS,
   MULTI_TURN_CHAT_OPTIONS,
@@ -97,6 +102,7 @@ const TABLES = [
   DISAGGREGATION_RULE_OPTIONS,
   ADAPTER_AWARE_OPTIONS,
   LORA_ADAPTERS_OPTIONS,
+  DISAGGREGATION_OPTIONS,
 ] as unknown as AnyTable[];
 
 function sources(dir: string): string[] {

@@ -25,6 +25,7 @@ const LEVELS = {
   FLEETROUTE_METRICS_MISSING: 'warn',
   FLEETROUTE_METRICS_TOO_LARGE: 'warn',
   FLEETROUTE_ANSWER_BROKE: 'warn',
+  FLEETROUTE_DISAGG_FALLBACK: 'warn',
 } as const satisfies Record<WarningCode, LogLevel>;
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));

@@ -2,7 +2,7 @@
  * The TypeScript snippets of the docs compile under `strict`, against the package's own types:
  * a snippet a user copies must not need fixing first. Each ```ts block is its own module (top-level
  * await allowed), importing from `fleetroute`, `fleetroute/http`, `fleetroute/kv-events`,
- * `fleetroute/prometheus` or `fleetroute/sim`.
+ * `fleetroute/prometheus`, `fleetroute/dns` or `fleetroute/sim`.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,7 @@ const DOCS = [
   'docs/kv-events.md',
   'docs/observability.md',
   'docs/redis.md',
+  'docs/discovery.md',
   'docs/openai.md',
   'docs/admission.md',
 ];
@@ -73,6 +74,7 @@ const OPTIONS: ts.CompilerOptions = {
     'fleetroute/opentelemetry': ['src/opentelemetry/index.ts'],
     'fleetroute/prometheus': ['src/prometheus/index.ts'],
     'fleetroute/redis': ['src/redis/index.ts'],
+    'fleetroute/dns': ['src/dns/index.ts'],
     'fleetroute/openai': ['src/openai/index.ts'],
   },
 };

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { LoadReport, Policy } from '../../src/index.js';
-import { keyByAdapter } from '../../src/sim/adapter-keys.js';
 import { AdapterSlots } from '../../src/sim/adapter-slots.js';
+import { keyByAdapter } from '../../src/sim/adapters.js';
 import { blockKeys } from '../../src/sim/block-keys.js';
 import { Engine, type Job } from '../../src/sim/engine.js';
 import { EventQueue } from '../../src/sim/event-queue.js';

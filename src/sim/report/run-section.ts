@@ -7,6 +7,7 @@
  * @internal
  */
 import type { Comparison } from '../result.js';
+import { describeDisaggregation } from '../text-table.js';
 import { escapeHtml, formatInteger, formatTickValue } from './format.js';
 
 /** A value of the fleet model or the workload's parameters, as shown. */
@@ -63,6 +64,11 @@ export function runSection(c: Comparison): string {
     items.push(['Engine restarts', escapeHtml(formatInteger(c.engineRestarts))]);
   }
   items.push(['Fleet', entries(fleetShown(c))]);
+  if (c.disaggregation !== undefined) {
+    const d = c.disaggregation;
+    const pools = `${d.prefillWorkers} prefill + ${d.decodeWorkers} decode workers`;
+    items.push(['Prefill/decode', escapeHtml(`${pools}; ${describeDisaggregation(d)}`)]);
+  }
   const body = items.map(([term, text]) => `<dt>${term}</dt><dd>${text}</dd>`).join('');
   return `<dl class="run">${body}</dl>`;
 }

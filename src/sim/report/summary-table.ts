@@ -37,6 +37,7 @@ function columns(c: Comparison): Column[] {
     ...(c.oracle === undefined ? [] : [ofOracle(c.oracle)]),
     { header: 'TTFT p50 (ms)', value: (r) => r.ttftMs.p50, format: formatNumber, better: 'low' },
     { header: 'TTFT p99 (ms)', value: (r) => r.ttftMs.p99, format: formatNumber, better: 'low' },
+    ...(c.runs.some((r) => r.disaggregation !== undefined) ? PD_COLUMNS : []),
     {
       header: 'Requests/s',
       value: (r) => r.throughput.requestsPerSecond,
@@ -97,6 +98,35 @@ function columns(c: Comparison): Column[] {
   }
   return list;
 }
+
+/** With a disaggregated fleet: the legs' figures (`PolicyRun.disaggregation`). */
+const PD_COLUMNS: readonly Column[] = [
+  { header: 'TTFT mean (ms)', value: (r) => r.ttftMs.mean, format: formatNumber, better: 'low' },
+  {
+    header: 'Prefill legs skipped',
+    value: (r) => r.disaggregation?.skippedShare,
+    format: (v, r) => `${formatInteger(r.disaggregation!.prefillSkipped)} (${formatPercent(v)})`,
+    better: undefined,
+  },
+  {
+    header: 'Tokens moved',
+    value: (r) => r.disaggregation?.tokensTransferred,
+    format: formatInteger,
+    better: 'low',
+  },
+  {
+    header: 'Prefill pool hit rate',
+    value: (r) => r.disaggregation?.prefillHitRate,
+    format: formatPercent,
+    better: undefined,
+  },
+  {
+    header: 'Decode pool hit rate',
+    value: (r) => r.disaggregation?.decodeHitRate,
+    format: formatPercent,
+    better: undefined,
+  },
+];
 
 /**
  * The column "of greedy-oracle": a run's hit rate over the greedy oracle's (— when its is 0); a
