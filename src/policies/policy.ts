@@ -87,6 +87,13 @@ export interface PolicyExplanation {
   /** The share of the prompt its match covered (0 … 1), when the branch scored a match. */
   readonly matched: number | undefined;
   /**
+   * The share of the prompt (0 … 1) the policy believes the **picked** worker holds, when it
+   * scored one: `matched` when the pick is a holder of the whole match, less when it is a holder
+   * of part of it, 0 when it holds none (a miss placement, an overloaded holder passed over).
+   * `undefined` when the policy does not say. What conditional disaggregation reads.
+   */
+  readonly held?: number | undefined;
+  /**
    * `cache_aware` with `decideBy: 'ttft'`, when the decision compared candidates: the predicted
    * figures of the winner and of the runner-up (the next lowest prediction; `undefined` when
    * the winner was the only candidate scored). Absent otherwise.

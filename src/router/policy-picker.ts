@@ -53,8 +53,7 @@ export class PolicyPicker {
         : this.#pickLeg(policy, model, registry.getByModel(model, leg), request, exclude, attempt);
     // Asked only for a decode leg (conditional disaggregation reads it): else never, so a
     // router nobody observes never asks its policies to explain.
-    this.#matched =
-      worker === undefined || leg !== 'decode' ? undefined : policy.explain?.()?.matched;
+    this.#matched = worker === undefined || leg !== 'decode' ? undefined : policy.explain?.()?.held;
     const charge = worker === undefined ? undefined : prefillChargeOf(policy);
     this.#charge = charge?.worker === worker ? charge : undefined;
     if (worker !== undefined && this.#o.shared !== undefined)
@@ -76,7 +75,7 @@ export class PolicyPicker {
 
   /**
    * For a decode leg, the share of the prompt (0 … 1) the last pick's policy matched on the
-   * worker it picked (`explain().matched`); `undefined` for other requests, when it keeps no
+   * worker it picked (`explain().held`); `undefined` for other requests, when it keeps no
    * such knowledge, or when it picked nothing.
    */
   get matched(): number | undefined {

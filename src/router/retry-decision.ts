@@ -25,7 +25,7 @@ export interface AttemptContext {
   /**
    * On a decode leg (`request.leg: 'decode'`): the share of the prompt (0 … 1) that the policy
    * which picked this attempt's worker believed that worker holds in its prefix cache (its
-   * `explain().matched`, such as `cache_aware`'s). `undefined` on other requests, and when the
+   * `explain().held`, such as `cache_aware`'s). `undefined` on other requests, and when the
    * policy keeps no such knowledge.
    */
   readonly matched?: number | undefined;

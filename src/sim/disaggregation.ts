@@ -66,7 +66,7 @@ export interface SimDisaggregation {
   /**
    * The decode leg's policy (each router builds its own instance; the policy under test routes
    * the prefill leg). With `cache_aware`, the conditional rule reads the share of the prompt it
-   * matched (`explain().matched`), as `fleetroute/openai` does; with another policy, which keeps
+   * matched (`explain().held`), as `fleetroute/openai` does; with another policy, which keeps
    * no such belief, the decode worker's actual cache.
    * @defaultValue 'power_of_two' with `mode: 'always'` (the router's own decode-leg default),
    * 'cache_aware' with `mode: 'conditional'`
@@ -150,7 +150,7 @@ export interface DisaggregationRun {
   readonly decodeHitRate: number;
   /**
    * Conditional mode: decisions taken on the decode policy's belief of what its pick holds
-   * (`cache_aware`'s `explain().matched`); the others used the decode worker's actual cache.
+   * (`cache_aware`'s `explain().held`); the others used the decode worker's actual cache.
    */
   readonly decisionsByPolicy: number;
   /** Of those, the decisions the decode worker's actual cache would have taken the other way. */

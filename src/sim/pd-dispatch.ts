@@ -248,7 +248,7 @@ export class PdDispatch {
 
   /**
    * Whether decode worker `d` prefills `request` itself: by the rule, on the share of the prompt
-   * the decode policy matched when it explains its picks (`cache_aware`: `explain().matched`,
+   * the decode policy matched when it explains its picks (`cache_aware`: `explain().held`,
    * none when absent — what `fleetroute/openai` decides on), else on what `d`'s cache holds.
    * Counts the decisions the actual cache would have taken the other way.
    */
@@ -261,7 +261,7 @@ export class PdDispatch {
     const explained = decodePolicy.explain?.();
     if (explained === undefined) return exactLocal;
     this.#byPolicy++;
-    const matched = explained.matched;
+    const matched = explained.held;
     const share = matched !== undefined && matched > 0 ? Math.min(matched, 1) : 0;
     const local = prefillsLocally(this.#rule, prompt, share * prompt);
     if (local !== exactLocal) this.#misjudged++;

@@ -152,6 +152,39 @@ describe("cache_aware decideBy 'load': escapes", () => {
     for (const lease of leases) lease.release();
   });
 
+  it('explains what the picked worker holds: the match on a hit, nothing when a holder is passed over', async () => {
+    const { workers } = await fleet(4);
+    const policy = createPolicy('cache_aware', { decideBy: 'load' });
+    const text = essay(23);
+    const owner = policy.select(workers, { text })!;
+    expect(policy.select(workers, { text })).toBe(owner);
+    const hit = policy.explain()!;
+    expect(hit.branch).toBe('cache_hit');
+    expect(hit.held).toBe(hit.matched);
+    expect(hit.held).toBeGreaterThan(0.9);
+
+    const leases = load(owner, 8);
+    expect(policy.select(workers, { text })).not.toBe(owner);
+    const passed = policy.explain()!;
+    expect(passed.branch).toBe('holder_overloaded');
+    expect(passed.matched).toBeGreaterThan(0.9);
+    expect(passed.held).toBe(0);
+    for (const lease of leases) lease.release();
+  });
+
+  it('in the cost model, explains the share the winner holds', async () => {
+    const { workers } = await fleet(4);
+    const policy = createPolicy('cache_aware');
+    const text = essay(24);
+    const owner = policy.select(workers, { text })!;
+    expect(policy.select(workers, { text })).toBe(owner);
+    expect(policy.explain()!.held).toBeGreaterThan(0.9);
+    const leases = load(owner, 64);
+    const other = policy.select(workers, { text })!;
+    if (other !== owner) expect(policy.explain()!.held).toBe(0);
+    for (const lease of leases) lease.release();
+  });
+
   it('a holder within the bound keeps its prefix (3 of 9 in flight: 3 + 1 ≤ ceil(1.5 × 10 / 4))', async () => {
     const { workers } = await fleet(4);
     const policy = createPolicy('cache_aware', { decideBy: 'load' });

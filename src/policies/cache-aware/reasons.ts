@@ -49,12 +49,14 @@ export class Reasons {
   readonly #explained: {
     branch: ReasonName;
     matched: number | undefined;
+    held: number | undefined;
     predicted:
       | { readonly winner: PredictedTtft; readonly runnerUp: PredictedTtft | undefined }
       | undefined;
   } = {
     branch: 'cache_miss',
     matched: undefined,
+    held: undefined,
     predicted: undefined,
   };
   #explainable = false;
@@ -62,12 +64,18 @@ export class Reasons {
   /** Starts a selection: nothing to explain until it picks a worker. */
   begin(): void {
     this.#explained.matched = undefined;
+    this.#explained.held = undefined;
     this.#explainable = false;
   }
 
   /** The selection's tree match covered `share` of the request (0 … 1). */
   matched(share: number): void {
     this.#explained.matched = share;
+  }
+
+  /** The worker the selection picks holds `share` of the request (0 … 1), as far as it knows. */
+  held(share: number): void {
+    this.#explained.held = share;
   }
 
   /**

@@ -128,6 +128,7 @@ export class TreeMode {
     if (this.#ttft !== undefined) {
       const chosen = this.#byTtft(workers, this.#ttft, tree, match, kind, key, request);
       if (chosen === undefined) return undefined;
+      this.#reasons.held(Math.min(this.#ttft.winnerUnits / match.length, 1));
       this.insert(workers, model, cache, kind, key, workers[chosen.index]!.url);
       return this.#reasons.chose(workers, chosen.index, chosen.reason);
     }
@@ -154,6 +155,8 @@ export class TreeMode {
         chosen = scan.leastLoaded;
       }
     }
+    // A hit's worker holds the whole match; any other pick is credited with nothing.
+    this.#reasons.held(reason === HIT ? match.matched / match.length : 0);
     this.insert(workers, model, cache, kind, key, workers[chosen]!.url);
     return this.#reasons.chose(workers, chosen, reason);
   }
