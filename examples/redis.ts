@@ -62,7 +62,9 @@ async function replica() {
   for (const worker of WORKERS)
     await registry.register({ url: worker, models: ['chat', 'summarize'] });
   const store = await RedisSharedStore.create({ url, namespace: NAMESPACE });
-  const shared = new SharedState({ store });
+  // A session lookup waits 10 ms by default before routing on local state alone; this script
+  // waits longer so that its output is the same on a busy machine.
+  const shared = new SharedState({ store, sessions: { deadlineMs: 1_000 } });
   const router = new Router({
     registry,
     transport: { probe: async () => true },
