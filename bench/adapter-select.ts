@@ -24,9 +24,9 @@ import {
   type LoadReport,
   type Policy,
   type SelectRequest,
-  WorkerRegistry,
+  type WorkerRegistry,
 } from '../src/index.js';
-import { seededRandom, selectRunner, workerUrls } from './fixtures.js';
+import { loadedFleet, seededRandom, selectRunner } from './fixtures.js';
 import { consume, emit, fmt, type OpsRunner } from './harness.js';
 
 const SIZES = [16, 256] as const;
@@ -51,16 +51,6 @@ function requests(): SelectRequest[] {
     model: `lora-${pick()}`,
     tokens: prefixes[Math.floor(random() * prefixes.length)]!,
   }));
-}
-
-async function fleet(size: number): Promise<WorkerRegistry> {
-  const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
-  const random = seededRandom(size);
-  for (const url of workerUrls(size)) {
-    const worker = await registry.register({ url, models: ['m'] });
-    for (let l = Math.floor(random() * 8); l > 0; l--) worker.acquire();
-  }
-  return registry;
 }
 
 /** Each adapter resident on 2 workers (adapter `a` on workers `2a` and `2a + 1`, mod size). */
@@ -98,7 +88,7 @@ function fastest(runners: readonly OpsRunner[]): number[] {
 const reqs = requests();
 const rows: string[][] = [];
 for (const size of SIZES) {
-  const registry = await fleet(size);
+  const registry = await loadedFleet(size);
   const first: Policy = { name: 'passthrough', select: (workers) => workers[0] };
   const policies: Policy[] = [
     createPolicy('cache_aware', { seed: 1 }),

@@ -2,7 +2,7 @@
  * Deterministic inputs shared by the benchmarks: worker URLs and session keys from a seeded PRNG,
  * so every run (and every ring implementation) sees exactly the same data.
  */
-import type { Policy, SelectRequest, WorkerRegistry } from '../src/index.js';
+import { type Policy, type SelectRequest, WorkerRegistry } from '../src/index.js';
 import type { OpsRunner } from './harness.js';
 
 /** mulberry32: a small, fast, seeded 32-bit PRNG returning floats in [0, 1). */
@@ -22,6 +22,20 @@ export function workerUrls(count: number): string[] {
   const urls: string[] = [];
   for (let i = 0; i < count; i++) urls.push(`http://10.0.${i >> 8}.${i & 255}:8000`);
   return urls;
+}
+
+/**
+ * A registry of `size` ready workers serving `m`, each holding 0–7 leases drawn from a PRNG seeded
+ * with `size`: the same loaded fleet in every select benchmark.
+ */
+export async function loadedFleet(size: number): Promise<WorkerRegistry> {
+  const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
+  const random = seededRandom(size);
+  for (const url of workerUrls(size)) {
+    const worker = await registry.register({ url, models: ['m'] });
+    for (let l = Math.floor(random() * 8); l > 0; l--) worker.acquire();
+  }
+  return registry;
 }
 
 /** `count` keys `session-<n>` with random `n` below 10^9 (duplicates are possible but rare). */

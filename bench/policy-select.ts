@@ -18,9 +18,9 @@ import {
   type Policy,
   type PolicyName,
   type SelectRequest,
-  WorkerRegistry,
+  type WorkerRegistry,
 } from '../src/index.js';
-import { seededRandom, selectRunner, sessionKeys, workerUrls } from './fixtures.js';
+import { loadedFleet, seededRandom, selectRunner, sessionKeys } from './fixtures.js';
 import { consume, emit, fmt, type OpsRunner, timeOps } from './harness.js';
 
 const SIZES = [16, 256, 2_048] as const;
@@ -52,16 +52,6 @@ function requests(): SelectRequest[] {
       tokens: i % 2 === 0 ? prefix : [...prefix, 1, 2, 3].slice(0, Math.min(259, length)),
     };
   });
-}
-
-async function fleet(size: number): Promise<WorkerRegistry> {
-  const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
-  const random = seededRandom(size);
-  for (const url of workerUrls(size)) {
-    const worker = await registry.register({ url, models: ['m'] });
-    for (let l = Math.floor(random() * 8); l > 0; l--) worker.acquire();
-  }
-  return registry;
 }
 
 function reports(registry: WorkerRegistry): Map<string, LoadReport> {
@@ -98,7 +88,7 @@ function bytesPerCall(run: OpsRunner): number {
 
 const reqs = requests();
 const registries = new Map<number, WorkerRegistry>();
-for (const size of SIZES) registries.set(size, await fleet(size));
+for (const size of SIZES) registries.set(size, await loadedFleet(size));
 
 const typedReqs = reqs.map((r) => ({ ...r, tokens: Uint32Array.from(r.tokens as number[]) }));
 const variants: {

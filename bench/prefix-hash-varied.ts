@@ -18,8 +18,8 @@
  */
 import { blockHasher } from '../src/core/block-hasher.js';
 import { loadHasher } from '../src/core/hash.js';
-import { createPolicy, type SelectRequest, WorkerRegistry } from '../src/index.js';
-import { seededRandom, selectRunner, workerUrls } from './fixtures.js';
+import { createPolicy, type SelectRequest, type WorkerRegistry } from '../src/index.js';
+import { loadedFleet, seededRandom, selectRunner } from './fixtures.js';
 import { emit, fmt, timeOps } from './harness.js';
 
 const FLEETS = [16, 2_048] as const;
@@ -46,12 +46,7 @@ function prompts(): number[][] {
 }
 
 async function fleet(size: number): Promise<WorkerRegistry> {
-  const registry = await WorkerRegistry.create({ defaultStatus: 'ready' });
-  const random = seededRandom(size);
-  for (const url of workerUrls(size)) {
-    const worker = await registry.register({ url, models: ['m'] });
-    for (let l = Math.floor(random() * 8); l > 0; l--) worker.acquire();
-  }
+  const registry = await loadedFleet(size);
   // Built here, not inside the first timed run: building it leaves megabytes of garbage whose
   // collection would land in that run's samples (3 µs per select instead of 0.8 in one test).
   registry.getHashRing('m');
